@@ -1,0 +1,168 @@
+"""The `kubeledger` command: the everyday jobs, with progress output on long work.
+
+`KUBELEDGER_DB` selects the warehouse and `KUBELEDGER_CONFIG` the configuration for every
+command, so several warehouses can live side by side.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from kubeledger.config import ConfigError
+from kubeledger.paths import config_path, warehouse_path
+
+
+def _say(message: str) -> None:
+    click.echo(message)
+
+
+def _step(title: str) -> float:
+    click.secho(f"==> {title}", bold=True)
+    return time.monotonic()
+
+
+def _done(started: float, what: str = "done") -> None:
+    click.echo(f"    {what} in {time.monotonic() - started:.1f}s")
+
+
+@click.group()
+@click.version_option(package_name="kubeledger")
+def main() -> None:
+    """kubeledger: Kubernetes cost ledger that sums to the cloud invoice to the cent."""
+
+
+@main.command()
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("demo"),
+              show_default=True, help="Folder for landing/ and kubeledger.yml.")
+@click.option("--seed", default=7, show_default=True)
+@click.option("--clusters", default=4, show_default=True)
+@click.option("--nodes", default=40, show_default=True, help="Nodes in the whole fleet.")
+@click.option("--days", default=45, show_default=True)
+@click.option("--pods-per-node", default=15, show_default=True)
+@click.option("--start", "start_date", default="2026-10-01", show_default=True)
+def generate(out_dir: Path, seed: int, clusters: int, nodes: int, days: int,
+             pods_per_node: int, start_date: str) -> None:
+    """Write a realistic demo fleet's landing files in the clouds' and the agent's formats."""
+    from kubeledger.generate import generate_fleet
+
+    started = _step(f"generating {clusters} clusters, {nodes} nodes, {days} days into {out_dir}")
+    summary = generate_fleet(
+        out_dir, seed=seed, clusters=clusters, nodes=nodes, days=days,
+        start_date=dt.date.fromisoformat(start_date), pods_per_node=pods_per_node,
+        progress=_say,
+    )
+    for key, value in summary.items():
+        if isinstance(value, int | float | str):
+            click.echo(f"    {key}: {value}")
+    _done(started)
+
+
+@main.command()
+@click.argument("landing_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def load(landing_dir: Path) -> None:
+    """Load every file of a landing folder into the raw tables (idempotent)."""
+    from kubeledger.load import LoadError, load_landing
+    from kubeledger.warehouse import prepare_warehouse
+
+    started = _step(f"loading {landing_dir} into {warehouse_path()}")
+    try:
+        prepare_warehouse()
+        summary = load_landing(warehouse_path(), landing_dir, progress=_say)
+    except (LoadError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"    {summary}")
+    _done(started)
+
+
+def run_build(*, start: str | None = None, end: str | None = None, full_refresh: bool = False,
+              select: str | None = None, progress=_say) -> None:
+    """Write the configuration into the warehouse, then seed and build the dbt project."""
+    from kubeledger.warehouse import prepare_warehouse, run_dbt
+
+    prepare_warehouse()
+    dbt_vars = {}
+    if start:
+        dbt_vars = {"start_date": start, "end_date": end or start}
+    run_dbt(["seed", "--quiet"], dbt_vars=dbt_vars)
+    args = ["build"]
+    if full_refresh:
+        args.append("--full-refresh")
+    if select:
+        args += ["--select", select]
+    run_dbt(args, dbt_vars=dbt_vars, progress=progress)
+
+
+@main.command()
+@click.option("--start", default=None, help="First day to (re)allocate, YYYY-MM-DD.")
+@click.option("--end", default=None, help="Last day to (re)allocate (default: --start).")
+@click.option("--full-refresh", is_flag=True, help="Rebuild every incremental model.")
+@click.option("--select", default=None, help="A dbt selector, e.g. marts.")
+def build(start: str | None, end: str | None, full_refresh: bool, select: str | None) -> None:
+    """Build the warehouse with dbt (models and their tests)."""
+    from kubeledger.warehouse import DbtError
+
+    started = _step(f"building {warehouse_path()} with {config_path().name}")
+    try:
+        run_build(start=start, end=end, full_refresh=full_refresh, select=select)
+    except (DbtError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    _done(started)
+
+
+@main.command()
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("demo"),
+              show_default=True)
+@click.option("--as-of", "as_of", default=None,
+              help="Close as of this date (default: today).")
+@click.option("--month", default="2026-10", show_default=True, help="The month to close.")
+def demo(out_dir: Path, as_of: str | None, month: str) -> None:
+    """Generate the demo fleet, load it, build the ledger, close the month, print the bill."""
+    from kubeledger import report_console
+    from kubeledger.generate import generate_fleet
+    from kubeledger.load import load_landing
+    from kubeledger.warehouse import DbtError, prepare_warehouse
+
+    os.environ.setdefault("KUBELEDGER_DB", str(out_dir / "kubeledger.duckdb"))
+    os.environ["KUBELEDGER_CONFIG"] = str(out_dir / "kubeledger.yml")
+    db = warehouse_path()
+    if db.exists():
+        db.unlink()
+    started = _step(f"generating the demo fleet into {out_dir}")
+    generate_fleet(out_dir, progress=_say)
+    _done(started)
+    started = _step(f"loading {out_dir / 'landing'} into {db}")
+    prepare_warehouse()
+    summary = load_landing(db, out_dir / "landing", progress=None)
+    click.echo(f"    {summary}")
+    _done(started)
+    started = _step("building the ledger (dbt seed + build)")
+    try:
+        run_build(progress=None)
+    except DbtError as exc:
+        raise click.ClickException(str(exc)) from exc
+    _done(started)
+    report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
+
+
+def _register_optional_commands() -> None:
+    """Commands that live with their feature's package."""
+    try:
+        from kubeledger.close import commands as close_commands
+    except ImportError:
+        return
+    for name in ("close", "bill", "explain", "correct"):
+        command = getattr(close_commands, name, None)
+        if isinstance(command, click.Command):
+            main.add_command(command, name)
+
+
+_register_optional_commands()
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The warehouse: one DuckDB file, its config tables, and dbt runs against it.
+
+One DuckDB file has one writer at a time: every function here opens the file, does its work
+and closes it before dbt (which opens it itself) runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from kubeledger.config import Config, load_config, write_config_tables
+from kubeledger.paths import PROFILES_DIR, PROJECT_DIR, config_path, warehouse_path
+
+
+class DbtError(RuntimeError):
+    """dbt reported an error; the message lists the failing nodes."""
+
+
+@contextmanager
+def connect(db_path: Path | None = None, *, read_only: bool = False) -> Iterator[
+    duckdb.DuckDBPyConnection
+]:
+    path = Path(db_path) if db_path is not None else warehouse_path()
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path), read_only=read_only)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def prepare_warehouse(db_path: Path | None = None, config: Config | None = None) -> Config:
+    """Validate the configuration and write it, with every raw table, into the warehouse."""
+    from kubeledger.load import ensure_raw_schema
+
+    config = config if config is not None else load_config(config_path())
+    with connect(db_path) as con:
+        ensure_raw_schema(con)
+        write_config_tables(con, config)
+    return config
+
+
+def run_dbt(
+    args: Sequence[str],
+    *,
+    db_path: Path | None = None,
+    dbt_vars: dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Any:
+    """Run one dbt command on the project in-process; raise DbtError when a node fails."""
+    from dbt.cli.main import dbtRunner
+
+    path = Path(db_path) if db_path is not None else warehouse_path()
+    os.environ["KUBELEDGER_DB"] = str(path)
+    command = [
+        *args,
+        "--project-dir", str(PROJECT_DIR),
+        "--profiles-dir", str(PROFILES_DIR),
+    ]
+    if dbt_vars:
+        command += ["--vars", json.dumps(dbt_vars, default=str)]
+
+    def _callback(event: Any) -> None:
+        if progress is None:
+            return
+        name = event.info.name
+        if name in ("LogModelResult", "LogTestResult", "LogSeedResult", "LogNodeResult"):
+            progress(event.info.msg)
+
+    runner = dbtRunner(callbacks=[_callback] if progress else [])
+    result = runner.invoke(command)
+    if result.exception is not None:
+        raise DbtError(f"dbt {' '.join(args)} failed: {result.exception}")
+    if not result.success:
+        failures = []
+        for node_result in getattr(result.result, "results", None) or []:
+            if str(node_result.status) in ("error", "fail", "runtime error"):
+                failures.append(f"{node_result.node.name}: {node_result.message}")
+        raise DbtError(
+            f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"])
+        )
+    return result
