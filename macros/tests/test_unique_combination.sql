@@ -1,0 +1,9 @@
+{#- Generic test: no two rows share the same values of these columns (a model's grain). -#}
+{% test unique_combination(model, columns) %}
+    select
+        {{ columns | join(', ') }},
+        count(*) as row_count
+    from {{ model }}
+    group by {{ columns | join(', ') }}
+    having count(*) > 1
+{% endtest %}

@@ -1,0 +1,112 @@
+-- One row per cluster, day, node (null where a pool has no node), cost family and pool: the
+-- cost no user workload claimed directly, which the distribution engine hands out (SPEC §7).
+-- platform: platform pods' whole cost, the unclaimed rest of control-plane / infra nodes and
+-- managed control-plane fees; infrastructure_idle: worker node-hours nobody claimed;
+-- workload_idle: user pods' requested-but-unused cost; unattributed_storage: PVs no claim used
+-- that day; unattributed_network: node data transfer (only with
+-- network.include_data_transfer). Unallocated resources are never a pool.
+with
+
+owner_costs as (
+    select
+        cluster_id,
+        usage_date,
+        node,
+        cost_family,
+        workload_idle_cost,
+        platform_usage_cost
+    from {{ ref('int_owner_costs_by_node_daily') }}
+),
+
+node_hours as (
+    select
+        cluster_id,
+        usage_date,
+        node,
+        is_platform_node,
+        unclaimed_cost
+    from {{ ref('int_node_hours_allocated') }}
+),
+
+scoped_lines as (
+    select
+        cluster_id,
+        charge_date,
+        scope_status,
+        effective_cost
+    from {{ ref('int_billing_lines_scoped') }}
+    where scope_status in ('platform_fee', 'unattributed_network')
+),
+
+volume_costs as (
+    select
+        cluster_id,
+        usage_date,
+        volume_cost
+    from {{ ref('int_volume_costs_daily') }}
+    where is_unattributed
+),
+
+pooled as (
+    select
+        cluster_id,
+        usage_date,
+        node,
+        cost_family,
+        'platform' as pool,
+        platform_usage_cost as pool_cost
+    from owner_costs
+    union all
+    select
+        cluster_id,
+        usage_date,
+        node,
+        cost_family,
+        'workload_idle' as pool,
+        workload_idle_cost as pool_cost
+    from owner_costs
+    union all
+    select
+        cluster_id,
+        usage_date,
+        node,
+        'compute' as cost_family,
+        case when is_platform_node then 'platform' else 'infrastructure_idle' end as pool,
+        unclaimed_cost as pool_cost
+    from node_hours
+    union all
+    select
+        cluster_id,
+        charge_date as usage_date,
+        cast(null as {{ dbt.type_string() }}) as node,
+        case when scope_status = 'platform_fee' then 'compute' else 'network' end
+            as cost_family,
+        case when scope_status = 'platform_fee' then 'platform' else 'unattributed_network' end
+            as pool,
+        cast(effective_cost as double) as pool_cost
+    from scoped_lines
+    union all
+    select
+        cluster_id,
+        usage_date,
+        cast(null as {{ dbt.type_string() }}) as node,
+        'storage' as cost_family,
+        'unattributed_storage' as pool,
+        volume_cost as pool_cost
+    from volume_costs
+),
+
+final as (
+    select
+        cluster_id,
+        usage_date,
+        node,
+        cost_family,
+        pool,
+        sum(pool_cost) as pool_cost
+    from pooled
+    group by cluster_id, usage_date, node, cost_family, pool
+    having sum(pool_cost) != 0
+)
+
+select * from final

@@ -1,0 +1,109 @@
+-- One row per cluster, day, node and normalized label key: the node's labels of its last
+-- reported hour that day, keys normalized and collisions resolved as for pods (SPEC §6).
+-- `raw_label_key` keeps the key as written, for rules that need it (node role, rate-card
+-- selectors).
+{{ config(**incremental_by_day('usage_date')) }}
+
+with
+
+node_label_hours as (
+    select
+        cluster_id,
+        usage_date,
+        interval_start,
+        node,
+        source_file,
+        source_row_number,
+        node_labels
+    from {{ ref('stg_koku__node_labels') }}
+    where {{ day_range_filter('usage_date') }}
+),
+
+label_dns_prefixes as (
+    select sanitized_prefix from {{ ref('stg_config__label_dns_prefixes') }}
+),
+
+label_aliases as (
+    select
+        alias_key,
+        canonical_key
+    from {{ ref('stg_config__label_aliases') }}
+),
+
+node_hours_ranked as (
+    select
+        cluster_id,
+        usage_date,
+        node,
+        node_labels,
+        row_number() over (
+            partition by cluster_id, usage_date, node
+            order by interval_start desc, source_file desc, source_row_number desc
+        ) as hour_rank
+    from node_label_hours
+),
+
+label_pairs as (
+    select
+        cluster_id,
+        usage_date,
+        node,
+        {{ split_label_pairs('node_labels') }} as label_pair
+    from node_hours_ranked
+    where hour_rank = 1
+),
+
+raw_labels as (
+    select
+        cluster_id,
+        usage_date,
+        node,
+        {{ label_pair_key('label_pair') }} as raw_label_key,
+        {{ label_pair_value('label_pair') }} as label_value
+    from label_pairs
+    where label_pair <> ''
+),
+
+label_keys as (
+    {{ label_key_mapping('raw_labels', 'label_dns_prefixes', 'label_aliases') }}
+),
+
+labels_ranked as (
+    select
+        raw_labels.cluster_id,
+        raw_labels.usage_date,
+        raw_labels.node,
+        label_keys.label_key,
+        raw_labels.label_value,
+        raw_labels.raw_label_key,
+        row_number() over (
+            partition by
+                raw_labels.cluster_id,
+                raw_labels.usage_date,
+                raw_labels.node,
+                label_keys.label_key
+            order by
+                label_keys.is_key_rewritten,
+                raw_labels.raw_label_key,
+                raw_labels.label_value
+        ) as key_rank
+    from raw_labels
+    inner join label_keys
+        on raw_labels.raw_label_key = label_keys.raw_label_key
+    where label_keys.label_key <> ''
+),
+
+final as (
+    select
+        cluster_id,
+        usage_date,
+        node,
+        label_key,
+        label_value,
+        raw_label_key,
+        {{ is_generated_value('label_value') }} as is_generated_value
+    from labels_ranked
+    where key_rank = 1
+)
+
+select * from final

@@ -1,0 +1,118 @@
+-- One row per cluster, day, pod and normalized label key: the pod's labels of its last hour
+-- that day (SPEC §6), keys normalized (`label_app_kubernetes_io_name` → `app`). When two raw
+-- keys normalize to the same key, the one that needed no rewriting wins, then the
+-- alphabetically first raw key. The last hour is picked before the labels are split, so the
+-- work grows with pod-days, not pod-hours.
+{{ config(**incremental_by_day('usage_date')) }}
+
+with
+
+pod_usage as (
+    select
+        cluster_id,
+        usage_date,
+        interval_start,
+        namespace,
+        pod,
+        node,
+        source_file,
+        source_row_number,
+        pod_labels
+    from {{ ref('stg_koku__pod_usage') }}
+    where {{ day_range_filter('usage_date') }}
+),
+
+label_dns_prefixes as (
+    select sanitized_prefix from {{ ref('stg_config__label_dns_prefixes') }}
+),
+
+label_aliases as (
+    select
+        alias_key,
+        canonical_key
+    from {{ ref('stg_config__label_aliases') }}
+),
+
+pod_hours_ranked as (
+    select
+        cluster_id,
+        usage_date,
+        namespace,
+        pod,
+        pod_labels,
+        row_number() over (
+            partition by cluster_id, usage_date, namespace, pod
+            order by interval_start desc, node desc, source_file desc, source_row_number desc
+        ) as hour_rank
+    from pod_usage
+),
+
+label_pairs as (
+    select
+        cluster_id,
+        usage_date,
+        namespace,
+        pod,
+        {{ split_label_pairs('pod_labels') }} as label_pair
+    from pod_hours_ranked
+    where hour_rank = 1
+),
+
+raw_labels as (
+    select
+        cluster_id,
+        usage_date,
+        namespace,
+        pod,
+        {{ label_pair_key('label_pair') }} as raw_label_key,
+        {{ label_pair_value('label_pair') }} as label_value
+    from label_pairs
+    where label_pair <> ''
+),
+
+label_keys as (
+    {{ label_key_mapping('raw_labels', 'label_dns_prefixes', 'label_aliases') }}
+),
+
+labels_ranked as (
+    select
+        raw_labels.cluster_id,
+        raw_labels.usage_date,
+        raw_labels.namespace,
+        raw_labels.pod,
+        label_keys.label_key,
+        raw_labels.label_value,
+        raw_labels.raw_label_key,
+        row_number() over (
+            partition by
+                raw_labels.cluster_id,
+                raw_labels.usage_date,
+                raw_labels.namespace,
+                raw_labels.pod,
+                label_keys.label_key
+            order by
+                label_keys.is_key_rewritten,
+                raw_labels.raw_label_key,
+                raw_labels.label_value
+        ) as key_rank
+    from raw_labels
+    inner join label_keys
+        on raw_labels.raw_label_key = label_keys.raw_label_key
+    where label_keys.label_key <> ''
+),
+
+final as (
+    select
+        cluster_id,
+        usage_date,
+        namespace,
+        pod,
+        label_key,
+        label_value,
+        raw_label_key,
+        {{ is_generated_value('label_value') }} as is_generated_value
+    from labels_ranked
+    where key_rank = 1
+)
+
+select * from final

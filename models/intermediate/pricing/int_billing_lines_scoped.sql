@@ -1,0 +1,247 @@
+-- The scope model (SPEC §4): one row per billing line that is in a cluster's scope. Every later
+-- figure (node costs, daily reconciliation, unallocated list, monthly targets) sums this model.
+with
+
+billing_lines as (
+    select
+        billing_line_id,
+        provider,
+        billing_account_id,
+        sub_account_id,
+        charge_date,
+        resource_key,
+        resource_type,
+        service_category,
+        pricing_category,
+        instance_type,
+        region,
+        usage_hours,
+        effective_cost,
+        coalesce(amortized_commitment_cost, 0) as amortized_commitment_cost,
+        counts_as_resource_cost,
+        is_compute_instance_usage,
+        is_data_transfer,
+        is_control_plane_fee,
+        case
+            when resource_key like '%/virtualmachinescalesets/%'
+                then regexp_extract(resource_key, 'virtualmachinescalesets/([^/]+)', 1)
+            else resource_key
+        end as match_key
+    from {{ ref('int_billing_lines_unioned') }}
+),
+
+line_tags as (
+    select
+        billing_line_id,
+        tag_key_normalized,
+        tag_value
+    from {{ ref('int_billing_line_tags') }}
+),
+
+clusters as (
+    select
+        cluster_id,
+        has_billing_link
+    from {{ ref('stg_config__clusters') }}
+),
+
+link_accounts as (
+    select
+        cluster_id,
+        account_id
+    from {{ ref('stg_config__billing_link_accounts') }}
+),
+
+link_tags as (
+    select
+        cluster_id,
+        tag_key_normalized,
+        tag_value
+    from {{ ref('stg_config__billing_link_tags') }}
+),
+
+link_patterns as (
+    select
+        cluster_id,
+        pattern
+    from {{ ref('stg_config__billing_link_patterns') }}
+),
+
+settings as (
+    select include_data_transfer from {{ ref('stg_config__settings') }}
+),
+
+cluster_resources as (
+    select
+        cluster_id,
+        resource_type,
+        match_key
+    from {{ ref('int_cluster_resources') }}
+),
+
+-- Only lines that are a resource's own cost can be in scope: an instance's compute usage
+-- (data transfer only when turned on), a volume's or a load balancer's usage, and managed
+-- control-plane fees. Fees, negations, split-cost rows, tax and credits never are.
+candidate_lines as (
+    select
+        billing_lines.*,
+        case
+            when billing_lines.is_control_plane_fee then 'compute'
+            when billing_lines.resource_type = 'instance' and billing_lines.is_data_transfer
+                then 'network'
+            when billing_lines.resource_type = 'instance' then 'compute'
+            when billing_lines.resource_type = 'volume' then 'storage'
+            when billing_lines.resource_type = 'load_balancer' then 'network'
+        end as cost_family
+    from billing_lines
+    cross join settings
+    where
+        billing_lines.is_control_plane_fee
+        or (
+            billing_lines.counts_as_resource_cost
+            and (
+                billing_lines.is_compute_instance_usage
+                or billing_lines.resource_type in ('volume', 'load_balancer')
+                or (
+                    billing_lines.resource_type = 'instance'
+                    and billing_lines.is_data_transfer
+                    and settings.include_data_transfer
+                )
+            )
+        )
+),
+
+-- Lines whose resource is one of a cluster's nodes, volumes or load balancers.
+matched as (
+    select
+        candidate_lines.billing_line_id,
+        min(cluster_resources.cluster_id) as cluster_id
+    from candidate_lines
+    inner join cluster_resources
+        on
+            candidate_lines.match_key = cluster_resources.match_key
+            and candidate_lines.resource_type = cluster_resources.resource_type
+    where not candidate_lines.is_data_transfer
+    group by candidate_lines.billing_line_id
+),
+
+linked_clusters as (
+    select
+        clusters.cluster_id,
+        exists (
+            select 1 from link_accounts where link_accounts.cluster_id = clusters.cluster_id
+        ) as has_accounts,
+        exists (
+            select 1 from link_tags where link_tags.cluster_id = clusters.cluster_id
+        ) as has_tags,
+        exists (
+            select 1 from link_patterns where link_patterns.cluster_id = clusters.cluster_id
+        ) as has_patterns
+    from clusters
+    where clusters.has_billing_link
+),
+
+account_ok as (
+    select distinct
+        linked_clusters.cluster_id,
+        candidate_lines.billing_line_id
+    from linked_clusters
+    inner join candidate_lines
+        on
+            not linked_clusters.has_accounts
+            or exists (
+                select 1
+                from link_accounts
+                where
+                    link_accounts.cluster_id = linked_clusters.cluster_id
+                    and link_accounts.account_id in (
+                        candidate_lines.billing_account_id, candidate_lines.sub_account_id
+                    )
+            )
+),
+
+tag_selected as (
+    select distinct
+        link_tags.cluster_id,
+        line_tags.billing_line_id
+    from link_tags
+    inner join line_tags
+        on
+            link_tags.tag_key_normalized = line_tags.tag_key_normalized
+            and (link_tags.tag_value is null or link_tags.tag_value = line_tags.tag_value)
+),
+
+pattern_selected as (
+    select distinct
+        link_patterns.cluster_id,
+        candidate_lines.billing_line_id
+    from link_patterns
+    inner join candidate_lines
+        on {{ regexp_matches('lower(candidate_lines.resource_key)', 'link_patterns.pattern') }}
+),
+
+-- The billing link's filter: the account restriction, and a tag or pattern that selects it
+-- (a link with accounts only selects every resource line of those accounts).
+selected as (
+    select
+        account_ok.billing_line_id,
+        min(account_ok.cluster_id) as cluster_id
+    from account_ok
+    inner join linked_clusters on account_ok.cluster_id = linked_clusters.cluster_id
+    left join tag_selected
+        on
+            account_ok.cluster_id = tag_selected.cluster_id
+            and account_ok.billing_line_id = tag_selected.billing_line_id
+    left join pattern_selected
+        on
+            account_ok.cluster_id = pattern_selected.cluster_id
+            and account_ok.billing_line_id = pattern_selected.billing_line_id
+    where
+        tag_selected.billing_line_id is not null
+        or pattern_selected.billing_line_id is not null
+        or not (linked_clusters.has_tags or linked_clusters.has_patterns)
+    group by account_ok.billing_line_id
+),
+
+scoped as (
+    select
+        candidate_lines.*,
+        coalesce(matched.cluster_id, selected.cluster_id) as cluster_id,
+        case
+            when matched.cluster_id is not null then 'matched'
+            when candidate_lines.is_control_plane_fee then 'platform_fee'
+            when candidate_lines.is_data_transfer then 'unattributed_network'
+            else 'unallocated'
+        end as scope_status
+    from candidate_lines
+    left join matched on candidate_lines.billing_line_id = matched.billing_line_id
+    left join selected on candidate_lines.billing_line_id = selected.billing_line_id
+    where matched.cluster_id is not null or selected.cluster_id is not null
+),
+
+final as (
+    select
+        billing_line_id,
+        cluster_id,
+        charge_date,
+        cost_family,
+        resource_type,
+        resource_key,
+        match_key,
+        scope_status,
+        case when scope_status = 'unallocated' then 'no_kubernetes_object' end
+            as unallocated_reason,
+        provider,
+        billing_account_id,
+        sub_account_id,
+        pricing_category,
+        instance_type,
+        region,
+        usage_hours,
+        is_control_plane_fee,
+        -- A GCP instance's share of its account's committed-use fee is part of its cost.
+        cast(effective_cost + amortized_commitment_cost as decimal(38, 10)) as effective_cost
+    from scoped
+)
+
+select * from final

@@ -1,0 +1,29 @@
+-- One row per cluster, UTC day and billed in-scope resource nothing in Kubernetes claims.
+with
+
+unallocated as (
+    select
+        cluster_id,
+        usage_date,
+        cost_family,
+        resource_type,
+        resource_key,
+        unallocated_reason,
+        unallocated_cost
+    from {{ ref('int_unallocated_costs_daily') }}
+),
+
+final as (
+    select
+        cluster_id,
+        usage_date,
+        resource_key as resource_id,
+        resource_type,
+        cost_family,
+        unallocated_reason,
+        sum(unallocated_cost) as unallocated_cost
+    from unallocated
+    group by cluster_id, usage_date, resource_key, resource_type, cost_family, unallocated_reason
+)
+
+select * from final

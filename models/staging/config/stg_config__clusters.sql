@@ -1,0 +1,28 @@
+-- One row per configured cluster.
+with
+
+source as (
+    select
+        cluster_id,
+        provider,
+        has_billing_link,
+        currency,
+        default_team,
+        default_cost_center,
+        default_application
+    from {{ source('config', 'clusters') }}
+),
+
+final as (
+    select
+        cast(cluster_id as {{ dbt.type_string() }}) as cluster_id,
+        lower(cast(provider as {{ dbt.type_string() }})) as provider,
+        cast(has_billing_link as boolean) as has_billing_link,
+        cast(currency as {{ dbt.type_string() }}) as currency,
+        cast(default_team as {{ dbt.type_string() }}) as default_team,
+        cast(default_cost_center as {{ dbt.type_string() }}) as default_cost_center,
+        cast(default_application as {{ dbt.type_string() }}) as default_application
+    from source
+)
+
+select * from final

@@ -1,0 +1,77 @@
+"""The generator's working state: one DuckDB connection holding the fleet tables, and
+the bookkeeping of what was written."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from kubeledger.generate.fleet import Fleet
+
+# A number as an export writes it: fixed point, no exponent, no trailing zeros.
+NUMBER_MACRO = """
+create or replace macro fmtnum(x) as
+    case
+        when x is null then null
+        when abs(x) < 0.00000000005 then '0'
+        else regexp_replace(printf('%.10f', x), '\\.?0+$', '')
+    end
+"""
+
+
+@dataclass
+class Context:
+    fleet: Fleet
+    out_dir: Path
+    con: duckdb.DuckDBPyConnection
+    progress: Callable[[str], None]
+    files: Counter = field(default_factory=Counter)
+    rows: Counter = field(default_factory=Counter)
+    bytes: Counter = field(default_factory=Counter)
+
+    @property
+    def landing(self) -> Path:
+        return self.out_dir / "landing"
+
+    @property
+    def seed(self) -> int:
+        return self.fleet.params.seed
+
+    def table(self, name: str, rows: list[dict], schema: pa.Schema) -> None:
+        """Materialize a small Python-built table in DuckDB."""
+        arrow = pa.Table.from_pylist(rows, schema=schema)
+        self.con.register("_incoming", arrow)
+        self.con.execute(f"create or replace table {name} as select * from _incoming")
+        self.con.unregister("_incoming")
+
+    def copy(self, query: str, path: Path, kind: str, options: str = "format csv, header") -> int:
+        """COPY a query to a file and count it under `kind` in the summary."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        target = str(path).replace("'", "''")
+        count = self.con.execute(f"copy ({query}) to '{target}' ({options})").fetchone()[0]
+        self.note(path, kind, count)
+        return count
+
+    def note(self, path: Path, kind: str, rows: int) -> None:
+        self.files[kind] += 1
+        self.rows[kind] += rows
+        self.bytes[kind] += path.stat().st_size
+
+
+def connect(threads: int | None = None) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    if threads:
+        con.execute(f"set threads = {int(threads)}")
+    con.execute("set preserve_insertion_order = true")
+    con.execute(NUMBER_MACRO)
+    return con
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"

@@ -1,0 +1,390 @@
+"""The fleet model: clusters, node pools, and the node instances that ran and when.
+
+Everything here is small (one object per cluster and per node instance); the per-hour
+tables are built from it in DuckDB.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from kubeledger.generate.ids import Rand, base36, label_string
+
+HOUR = 3600
+GIB = 1024**3
+
+AWS_ACCOUNT = "111111111111"
+AWS_REGION = "us-east-1"
+GCP_PROJECT = "acme-analytics"
+GCP_BILLING_ACCOUNT = "01A2B3-C4D5E6-F7A8B9"
+GCP_REGION = "us-central1"
+GCP_ZONE = "us-central1-a"
+AZURE_SUBSCRIPTION = "3f2b8c1e-5a4d-4c6b-9e7f-1a2b3c4d5e6f"
+AZURE_LOCATION = "eastus"
+
+KINDS = ("eks", "gke", "aks", "onprem")
+BASE_IDS = {"eks": "eks-prod", "gke": "gke-analytics", "aks": "aks-web", "onprem": "onprem-dc1"}
+PROVIDERS = {"eks": "aws", "gke": "gcp", "aks": "azure", "onprem": "on_prem"}
+
+
+@dataclass(frozen=True)
+class Params:
+    seed: int
+    clusters: int
+    nodes: int
+    days: int
+    start_date: dt.date
+    billed_through: dt.date
+    pods_per_node: int
+
+    @property
+    def hours(self) -> int:
+        return self.days * 24
+
+    @property
+    def end_date(self) -> dt.date:
+        """The last day with usage."""
+        return self.start_date + dt.timedelta(days=self.days - 1)
+
+    def day(self, index: int) -> dt.date:
+        return self.start_date + dt.timedelta(days=index)
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    role: str  # worker | control-plane
+    purchase: str  # on_demand | spot | savings_plan | reserved | committed | sustained | rate_card
+    instance_type: str
+    cores: int
+    mem_gib: int
+    weight: int = 1  # pods placed on it relative to the cluster's other workers
+
+
+POOLS: dict[str, tuple[Pool | None, list[Pool]]] = {
+    # EKS: one on-demand managed node group whose instances are covered by a savings
+    # plan, a reservation or nothing (billing constructs, not node properties), and a spot group.
+    "eks": (
+        Pool("control-plane", "control-plane", "on_demand", "m5.large", 2, 8),
+        [
+            Pool("ng-general", "worker", "savings_plan", "m5.xlarge", 4, 16),
+            Pool("ng-spot", "worker", "spot", "m5.xlarge", 4, 16),
+            Pool("ng-general", "worker", "on_demand", "m5.xlarge", 4, 16),
+            Pool("ng-general", "worker", "reserved", "m5.xlarge", 4, 16),
+        ],
+    ),
+    # GKE: managed control plane; a CUD-covered pool, a spot pool, a pool earning SUDs.
+    "gke": (
+        None,
+        [
+            Pool("default-pool", "worker", "committed", "n2-standard-4", 4, 16),
+            Pool("spot-pool", "worker", "spot", "n2-standard-4", 4, 16),
+            Pool("batch-pool", "worker", "sustained", "n2-standard-4", 4, 16),
+        ],
+    ),
+    # AKS: managed control plane; an on-demand scale set and a spot scale set.
+    "aks": (
+        None,
+        [
+            Pool("nodepool1", "worker", "on_demand", "Standard_D4s_v3", 4, 16),
+            Pool("spotpool", "worker", "spot", "Standard_D4s_v3", 4, 16),
+        ],
+    ),
+    # On-prem: bare metal priced from the rate card.
+    "onprem": (
+        Pool("control-plane", "control-plane", "rate_card", "metal-small", 16, 64),
+        [
+            Pool("metal-large", "worker", "rate_card", "metal-large", 32, 128, weight=2),
+            Pool("metal-small", "worker", "rate_card", "metal-small", 16, 64),
+        ],
+    ),
+}
+
+
+@dataclass
+class Cluster:
+    cluster_id: str
+    kind: str
+    index: int
+    copy: int
+
+    @property
+    def provider(self) -> str:
+        return PROVIDERS[self.kind]
+
+    @property
+    def has_control_plane_nodes(self) -> bool:
+        return POOLS[self.kind][0] is not None
+
+    # AWS
+    @property
+    def eks_arn(self) -> str:
+        return f"arn:aws:eks:{AWS_REGION}:{AWS_ACCOUNT}:cluster/{self.cluster_id}"
+
+    @property
+    def aws_cluster_tag(self) -> str:
+        """The CUR 2.0 resource_tags key of `kubernetes.io/cluster/<id>`."""
+        return "user_kubernetes_io_cluster_" + self.cluster_id.replace("-", "_")
+
+    # Azure
+    @property
+    def resource_group(self) -> str:
+        """As the bill writes it; AKS writes it lower-case in provider IDs."""
+        return f"MC_rg-web_{self.cluster_id}_{AZURE_LOCATION}"
+
+    def vmss_id(self, rand: Rand) -> str:
+        return "12345678" if self.copy == 1 else rand.digits(8, "vmss", self.cluster_id)
+
+    # On-prem
+    @property
+    def datacenter(self) -> str:
+        return self.cluster_id.removeprefix("onprem-")
+
+
+@dataclass
+class Instance:
+    """One node as Kubernetes saw it: a spot replacement is a second instance of a slot."""
+
+    cluster_id: str
+    slot: int
+    gen: int
+    node: str
+    pool: Pool
+    zone: str
+    provider_id: str
+    resource_id: str
+    start_h: int  # first hour index it ran in
+    end_h: int  # one past the last hour index
+    first_secs: int  # seconds it ran in its first hour
+    last_secs: int  # seconds it ran in its last hour
+    labels: str = ""
+    scale_set: str = ""  # Azure
+    vm_index: int = -1  # Azure
+    gce_id: str = ""  # Google Cloud numeric instance id
+
+    @property
+    def role(self) -> str:
+        return self.pool.role
+
+    @property
+    def purchase(self) -> str:
+        return self.pool.purchase
+
+    @property
+    def cores(self) -> int:
+        return self.pool.cores
+
+    @property
+    def mem_bytes(self) -> int:
+        return self.pool.mem_gib * GIB
+
+
+@dataclass
+class Fleet:
+    params: Params
+    rand: Rand
+    clusters: list[Cluster]
+    instances: list[Instance] = field(default_factory=list)
+
+    def cluster_instances(self, cluster_id: str) -> list[Instance]:
+        return [i for i in self.instances if i.cluster_id == cluster_id]
+
+    def slots(self, cluster_id: str) -> dict[int, Pool]:
+        return {i.slot: i.pool for i in self.cluster_instances(cluster_id)}
+
+
+def build_clusters(count: int) -> list[Cluster]:
+    clusters = []
+    for index in range(count):
+        kind = KINDS[index % len(KINDS)]
+        copy = index // len(KINDS) + 1
+        base = BASE_IDS[kind]
+        cluster_id = base if copy == 1 else f"{base}-{copy}"
+        clusters.append(Cluster(cluster_id, kind, index, copy))
+    return clusters
+
+
+def node_counts(params: Params, clusters: list[Cluster]) -> list[int]:
+    """The fleet total spread evenly; every cluster keeps at least one worker."""
+    base, extra = divmod(params.nodes, len(clusters))
+    counts = []
+    for position, cluster in enumerate(clusters):
+        wanted = base + (1 if position < extra else 0)
+        minimum = 2 if cluster.has_control_plane_nodes else 1
+        counts.append(max(wanted, minimum))
+    return counts
+
+
+def build_fleet(params: Params) -> Fleet:
+    rand = Rand(params.seed)
+    fleet = Fleet(params, rand, build_clusters(params.clusters))
+    for cluster, count in zip(fleet.clusters, node_counts(params, fleet.clusters), strict=True):
+        fleet.instances.extend(_cluster_instances(params, rand, cluster, count))
+    return fleet
+
+
+def _slot_pools(cluster: Cluster, count: int) -> list[Pool]:
+    control_plane, workers = POOLS[cluster.kind]
+    pools = [control_plane] if control_plane else []
+    pools += [workers[i % len(workers)] for i in range(count - len(pools))]
+    return pools
+
+
+def _lifetimes(
+    params: Params, rand: Rand, cluster: Cluster, slot: int, first_spot: bool
+) -> list[tuple[int, int, int, int]]:
+    """(start_h, end_h, first_secs, last_secs) per instance of a slot.
+
+    A replaced spot node stops a quarter, half or three quarters into an hour and its
+    replacement starts in the same hour; whole quarters keep billed hours exact decimals.
+    """
+    hours = params.hours
+    replaced = first_spot or rand.unit("spot-replaced", cluster.cluster_id, slot) < 0.4
+    if not replaced:
+        return [(0, hours, HOUR, HOUR)]
+    low_day, high_day = params.days // 3, max(params.days // 3, (2 * params.days) // 3 - 1)
+    day = rand.randint(low_day, high_day, "spot-day", cluster.cluster_id, slot)
+    hour = day * 24 + rand.randint(6, 18, "spot-hour", cluster.cluster_id, slot)
+    stop = rand.pick((900, 1800, 2700), "spot-minute", cluster.cluster_id, slot)
+    return [(0, hour + 1, HOUR, stop), (hour, hours, HOUR - stop, HOUR)]
+
+
+def _cluster_instances(params: Params, rand: Rand, cluster: Cluster, count: int) -> list[Instance]:
+    instances: list[Instance] = []
+    used_names: set[str] = set()
+    vm_counters: dict[str, int] = {}
+    first_spot_seen = False
+    pending: list[tuple[int, int, Pool, tuple[int, int, int, int]]] = []
+    for slot, pool in enumerate(_slot_pools(cluster, count)):
+        first_spot = pool.purchase == "spot" and not first_spot_seen
+        first_spot_seen = first_spot_seen or pool.purchase == "spot"
+        lives = (
+            _lifetimes(params, rand, cluster, slot, first_spot)
+            if pool.purchase == "spot"
+            else [(0, params.hours, HOUR, HOUR)]
+        )
+        for gen, life in enumerate(lives):
+            pending.append((gen, slot, pool, life))
+    # Scale sets number instances in creation order: the originals, then replacements.
+    pending.sort(key=lambda item: (item[0], item[1]))
+    for gen, slot, pool, life in pending:
+        instance = _name_instance(cluster, rand, slot, gen, pool, life, used_names, vm_counters)
+        instance.labels = label_string(_node_labels(cluster, instance))
+        instances.append(instance)
+    instances.sort(key=lambda i: (i.slot, i.gen))
+    return instances
+
+
+def _name_instance(
+    cluster: Cluster,
+    rand: Rand,
+    slot: int,
+    gen: int,
+    pool: Pool,
+    life: tuple[int, int, int, int],
+    used: set[str],
+    vm_counters: dict[str, int],
+) -> Instance:
+    cid = cluster.cluster_id
+    start_h, end_h, first_secs, last_secs = life
+    common = dict(
+        cluster_id=cid, slot=slot, gen=gen, pool=pool, start_h=start_h, end_h=end_h,
+        first_secs=first_secs, last_secs=last_secs,
+    )
+    if cluster.kind == "eks":
+        zone = AWS_REGION + "abc"[slot % 3]
+        attempt = 0
+        while True:
+            third = 16 * (slot % 3) + rand.randint(0, 15, "ip3", cid, slot, gen, attempt)
+            fourth = rand.randint(4, 254, "ip4", cid, slot, gen, attempt)
+            node = f"ip-10-{cluster.index}-{third}-{fourth}.ec2.internal"
+            attempt += 1
+            if node not in used:
+                break
+        used.add(node)
+        instance_id = "i-0" + rand.hex(16, "ec2", cid, slot, gen)
+        return Instance(
+            node=node, zone=zone, provider_id=f"aws:///{zone}/{instance_id}",
+            resource_id=instance_id, **common,
+        )
+    if cluster.kind == "gke":
+        pool_hash = rand.hex(8, "gke-pool", cid, pool.name)
+        attempt = 0
+        while True:
+            suffix = rand.chars(4, "abcdefghijklmnopqrstuvwxyz0123456789", "gke", cid, slot, gen,
+                                attempt)
+            node = f"gke-{cid}-{pool.name}-{pool_hash}-{suffix}"
+            attempt += 1
+            if node not in used:
+                break
+        used.add(node)
+        return Instance(
+            node=node, zone=GCP_ZONE, provider_id=f"gce://{GCP_PROJECT}/{GCP_ZONE}/{node}",
+            resource_id=node, gce_id=rand.digits(19, "gce-id", cid, slot, gen).lstrip("0"),
+            **common,
+        )
+    if cluster.kind == "aks":
+        scale_set = f"aks-{pool.name}-{cluster.vmss_id(rand)}-vmss"
+        index = vm_counters.get(scale_set, 0)
+        vm_counters[scale_set] = index + 1
+        node = f"{scale_set}{base36(index, 6)}"
+        provider_id = (
+            f"azure:///subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/"
+            f"{cluster.resource_group.lower()}/providers/Microsoft.Compute/"
+            f"virtualMachineScaleSets/{scale_set}/virtualMachines/{index}"
+        )
+        return Instance(
+            node=node, zone=f"{AZURE_LOCATION}-{slot % 3 + 1}", provider_id=provider_id,
+            resource_id=str(index), scale_set=scale_set, vm_index=index, **common,
+        )
+    dc = cluster.datacenter
+    if pool.role == "control-plane":
+        node = f"{dc}-cp-01"
+        return Instance(node=node, zone=f"{dc}-rack-a", provider_id="", resource_id="", **common)
+    node = f"{dc}-node-{slot:02d}"
+    return Instance(
+        node=node, zone=f"{dc}-rack-{'ab'[slot % 2]}", provider_id=f"metal://{dc}/{node}",
+        resource_id=node, **common,
+    )
+
+
+def _node_labels(cluster: Cluster, instance: Instance) -> dict[str, str]:
+    pool = instance.pool
+    labels = {
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/hostname": instance.node,
+        "node.kubernetes.io/instance-type": pool.instance_type,
+        "topology.kubernetes.io/zone": instance.zone,
+    }
+    if pool.role == "control-plane":
+        labels["node-role.kubernetes.io/control-plane"] = ""
+    if cluster.kind == "eks":
+        labels["beta.kubernetes.io/instance-type"] = pool.instance_type
+        labels["topology.kubernetes.io/region"] = AWS_REGION
+        if pool.role == "worker":
+            labels["eks.amazonaws.com/nodegroup"] = pool.name
+            labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.purchase == "spot" else (
+                "ON_DEMAND"
+            )
+    elif cluster.kind == "gke":
+        labels["cloud.google.com/gke-nodepool"] = pool.name
+        labels["cloud.google.com/machine-family"] = "n2"
+        labels["topology.kubernetes.io/region"] = GCP_REGION
+        if pool.purchase == "spot":
+            labels["cloud.google.com/gke-spot"] = "true"
+    elif cluster.kind == "aks":
+        labels["agentpool"] = pool.name
+        labels["kubernetes.azure.com/agentpool"] = pool.name
+        labels["kubernetes.azure.com/cluster"] = cluster.resource_group
+        labels["kubernetes.azure.com/mode"] = "system" if pool.name == "nodepool1" else "user"
+        labels["topology.kubernetes.io/region"] = AZURE_LOCATION
+        if pool.purchase == "spot":
+            labels["kubernetes.azure.com/scalesetpriority"] = "spot"
+    else:
+        if pool.role == "control-plane":
+            labels["node-role.kubernetes.io/master"] = ""
+        else:
+            labels["node-role.kubernetes.io/worker"] = ""
+    return labels

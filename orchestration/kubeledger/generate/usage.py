@@ -1,0 +1,262 @@
+"""The cluster agent's files: koku-metrics-operator daily reports and manifests, plus the
+project's supplementary nodes / owners / load-balancer-services CSVs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from kubeledger.generate.context import Context, sql_str
+from kubeledger.generate.fleet import Cluster
+
+OPERATOR_VERSION = "4.0.0"
+REPORT_SUFFIXES = ("pod", "storage", "node_labels", "namespace_labels")
+
+
+def pod_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
+    """One row per pod per hour it ran; usage from hashes of (seed, pod, hour)."""
+    role_column = "" if cluster.kind == "onprem" else "node_role,"
+    return f"""
+        with seg as (
+            select * from segments
+            where cluster_id = {sql_str(cluster.cluster_id)}
+              and seg_start_h < {hi} and seg_end_h > {lo}
+        ),
+        expanded as (
+            select *, unnest(range(greatest(seg_start_h, {lo}), least(seg_end_h, {hi}))) as h
+            from seg
+        ),
+        timed as (
+            select
+                expanded.*,
+                hours.interval_start, hours.interval_end, hours.rp_start, hours.rp_end,
+                hours.diurnal,
+                case
+                    when expanded.h = inst_start_h then inst_first_secs
+                    when expanded.h = inst_end_h - 1 then inst_last_secs
+                    else 3600
+                end as node_secs,
+                hash({ctx.seed}, pod_uid, expanded.h) as rnd
+            from expanded
+            inner join hours on hours.h = expanded.h
+        ),
+        sized as (
+            select
+                *,
+                case when h = seg_end_h - 1 then least(node_secs, seg_last_secs)
+                     else node_secs end as secs,
+                (rnd & 65535) / 65536.0 as r1,
+                ((rnd >> 16) & 65535) / 65536.0 as r2,
+                ((rnd >> 32) & 65535) / 65536.0 as r3,
+                ((rnd >> 48) & 65535) / 65536.0 as r4
+            from timed
+        ),
+        used as (
+            select
+                *,
+                least(
+                    coalesce(cpu_lim, node_cores), node_cores,
+                    case
+                        when fixed_cpu is not null then fixed_cpu * (0.95 + 0.1 * r1)
+                        when r2 < burst then cpu_base * (1.2 + 1.3 * r3)
+                        else cpu_base * util * diurnal * (0.6 + 0.8 * r1)
+                    end
+                ) as cpu_cores,
+                least(
+                    coalesce(mem_lim, node_mem),
+                    case
+                        when r4 < mem_burst then mem_base * (1.05 + 0.3 * r3)
+                        else mem_base * mem_util * (0.9 + 0.2 * r4)
+                    end
+                ) as mem_bytes
+            from sized
+        )
+        select
+            rp_start as report_period_start,
+            rp_end as report_period_end,
+            interval_start,
+            interval_end,
+            node,
+            namespace,
+            pod,
+            round(cpu_cores * secs, 3) as pod_usage_cpu_core_seconds,
+            round(cpu_req * secs, 3) as pod_request_cpu_core_seconds,
+            round(cpu_lim * secs, 3) as pod_limit_cpu_core_seconds,
+            cast(round(mem_bytes * secs) as bigint) as pod_usage_memory_byte_seconds,
+            mem_req * secs as pod_request_memory_byte_seconds,
+            mem_lim * secs as pod_limit_memory_byte_seconds,
+            node_cores as node_capacity_cpu_cores,
+            node_cores * node_secs as node_capacity_cpu_core_seconds,
+            node_mem as node_capacity_memory_bytes,
+            node_mem * node_secs as node_capacity_memory_byte_seconds,
+            {role_column}
+            resource_id,
+            labels as pod_labels
+        from used
+        order by h, node, namespace, pod
+    """
+
+
+def storage_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
+    """One row per claim per pod-hour mounting it; pod '' when no pod mounted it."""
+    cid = sql_str(cluster.cluster_id)
+    total = ctx.fleet.params.hours
+    return f"""
+        with claims as (select * from pvcs where cluster_id = {cid}),
+        mounted as (
+            select
+                claims.pvc, segments.pod, segments.node,
+                unnest(range(greatest(segments.seg_start_h, {lo}),
+                             least(segments.seg_end_h, {hi}))) as h
+            from claims
+            inner join segments
+                on segments.cluster_id = claims.cluster_id
+                and segments.wid = claims.mount_wid
+                and (claims.mount_replica is null or segments.replica = claims.mount_replica)
+            where segments.seg_start_h < {hi} and segments.seg_end_h > {lo}
+        ),
+        grid as (
+            select claims.*, hours.*
+            from claims
+            cross join hours
+            where hours.h >= {lo} and hours.h < {hi}
+        )
+        select
+            grid.rp_start as report_period_start,
+            grid.rp_end as report_period_end,
+            grid.interval_start,
+            grid.interval_end,
+            grid.namespace,
+            coalesce(mounted.pod, '') as pod,
+            coalesce(mounted.node, '') as node,
+            grid.pvc as persistentvolumeclaim,
+            grid.pv as persistentvolume,
+            grid.storageclass,
+            grid.csi_driver,
+            grid.csi_volume_handle,
+            grid.capacity_bytes as persistentvolumeclaim_capacity_bytes,
+            grid.capacity_bytes * 3600 as persistentvolumeclaim_capacity_byte_seconds,
+            grid.capacity_bytes * 3600 as volume_request_storage_byte_seconds,
+            cast(round(grid.capacity_bytes * 3600.0
+                       * least(0.98, grid.used_share + 0.1 * grid.h / {total})) as bigint)
+                as persistentvolumeclaim_usage_byte_seconds,
+            grid.pv_labels as persistentvolume_labels,
+            grid.pvc_labels as persistentvolumeclaim_labels
+        from grid
+        left join mounted on mounted.pvc = grid.pvc and mounted.h = grid.h
+        order by grid.h, grid.namespace, grid.pvc, pod, node
+    """
+
+
+def node_labels_sql(cluster: Cluster, lo: int, hi: int) -> str:
+    return f"""
+        select
+            hours.rp_start as report_period_start,
+            hours.rp_end as report_period_end,
+            hours.interval_start,
+            hours.interval_end,
+            node_hours.node,
+            node_hours.labels as node_labels
+        from node_hours
+        inner join hours on hours.h = node_hours.h
+        where node_hours.cluster_id = {sql_str(cluster.cluster_id)}
+          and node_hours.h >= {lo} and node_hours.h < {hi}
+        order by node_hours.h, node_hours.node
+    """
+
+
+def namespace_labels_sql(cluster: Cluster, lo: int, hi: int) -> str:
+    return f"""
+        select
+            hours.rp_start as report_period_start,
+            hours.rp_end as report_period_end,
+            hours.interval_start,
+            hours.interval_end,
+            namespaces.namespace,
+            namespaces.labels as namespace_labels
+        from namespaces
+        cross join hours
+        where namespaces.cluster_id = {sql_str(cluster.cluster_id)}
+          and hours.h >= {lo} and hours.h < {hi}
+        order by hours.h, namespaces.namespace
+    """
+
+
+def write_usage(ctx: Context, cluster: Cluster, gzip_usage: bool = False) -> None:
+    params = ctx.fleet.params
+    cid = cluster.cluster_id
+    ext = ".csv.gz" if gzip_usage else ".csv"
+    options = "format csv, header" + (", compression gzip" if gzip_usage else "")
+    for day in range(params.days):
+        date = params.day(day)
+        lo, hi = day * 24, day * 24 + 24
+        folder = ctx.landing / "usage" / cid / date.isoformat()
+        uuid = ctx.fleet.rand.uuid("manifest", cid, date.isoformat())
+        names = [f"{uuid}_openshift_usage_report.{n}{ext}" for n in range(len(REPORT_SUFFIXES))]
+        queries = (
+            pod_report_sql(ctx, cluster, lo, hi),
+            storage_report_sql(ctx, cluster, lo, hi),
+            node_labels_sql(cluster, lo, hi),
+            namespace_labels_sql(cluster, lo, hi),
+        )
+        for name, kind, query in zip(names, REPORT_SUFFIXES, queries, strict=True):
+            ctx.copy(query, folder / name, f"koku_{kind}", options)
+        start = dt.datetime.combine(date, dt.time(), dt.UTC)
+        manifest = {
+            "uuid": uuid,
+            "cluster_id": cid,
+            "version": OPERATOR_VERSION,
+            "date": (start + dt.timedelta(days=1, minutes=7)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "files": names,
+            "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "end": (start + dt.timedelta(hours=23, minutes=59, seconds=59)).strftime(
+                "%Y-%m-%dT%H:%M:%SZ"
+            ),
+            "certified": False,
+        }
+        path = folder / "manifest.json"
+        path.write_text(json.dumps(manifest, indent=2) + "\n")
+        ctx.note(path, "manifest", 1)
+        ctx.progress(f"{cid}: usage {date.isoformat()}")
+
+
+def write_supplementary(ctx: Context, cluster: Cluster) -> None:
+    cid = sql_str(cluster.cluster_id)
+    folder = ctx.landing / "cluster" / cluster.cluster_id
+    ctx.copy(
+        f"""
+        select
+            cluster_id,
+            node,
+            provider_id,
+            strftime(timestamp '{ctx.fleet.params.start_date}' + to_hours(start_h)
+                     + to_seconds(3600 - first_secs), '%Y-%m-%dT%H:%M:%SZ') as first_seen,
+            strftime(timestamp '{ctx.fleet.params.start_date}' + to_hours(end_h - 1)
+                     + to_seconds(last_secs), '%Y-%m-%dT%H:%M:%SZ') as last_seen
+        from instances
+        where cluster_id = {cid}
+        order by slot, gen
+        """,
+        folder / "nodes.csv",
+        "cluster_nodes",
+    )
+    ctx.copy(
+        f"""
+        select cluster_id, namespace, kind, name, owner_kind, owner_name
+        from owners where cluster_id = {cid}
+        order by namespace, kind, name
+        """,
+        folder / "owners.csv",
+        "cluster_owners",
+    )
+    if not ctx.con.execute(f"select count(*) from lb_services where cluster_id = {cid}").fetchone()[0]:
+        return
+    ctx.copy(
+        f"""
+        select cluster_id, namespace, service, load_balancer_id
+        from lb_services where cluster_id = {cid}
+        order by namespace, service
+        """,
+        folder / "lb_services.csv",
+        "cluster_lb_services",
+    )

@@ -1,0 +1,61 @@
+"""SQL text helpers: quoting, and the expressions that decide whether a value can be read."""
+
+from __future__ import annotations
+
+# Timestamp forms the loader accepts besides everything DuckDB casts to `timestamptz`
+# (ISO 8601 with `T` or a space, `Z` or an offset, a bare date, a trailing ` UTC`).
+# Staging must read the same forms; `parse_timestamp_sql` is the reference.
+STRPTIME_FORMATS: tuple[str, ...] = (
+    "%Y-%m-%d %H:%M:%S %z UTC",  # koku-metrics-operator (Go): 2026-10-06 18:00:00 +0000 UTC
+    "%Y-%m-%d %H:%M:%S.%n %z UTC",  # the same with fractional seconds
+    "%m/%d/%Y",  # Azure cost details: 10/06/2026
+    "%m/%d/%Y %H:%M:%S",
+    "%m/%d/%Y %I:%M:%S %p",
+)
+
+
+def ident(name: str) -> str:
+    """A quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def lit(value: str) -> str:
+    """A quoted SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def is_blank_sql(expr: str) -> str:
+    return f"({expr} is null or trim({expr}) = '')"
+
+
+def parse_timestamp_sql(expr: str) -> str:
+    """`expr` (varchar) as a `timestamptz`, NULL when it is no timestamp in a known form."""
+    formats = "[" + ", ".join(lit(f) for f in STRPTIME_FORMATS) + "]"
+    return (
+        f"coalesce(try_cast(trim({expr}) as timestamptz), try_strptime(trim({expr}), {formats}))"
+    )
+
+
+def parse_number_sql(expr: str) -> str:
+    """`expr` (varchar) as a finite `double`, NULL when it is no number."""
+    return f"(case when isfinite(try_cast({expr} as double)) then try_cast({expr} as double) end)"
+
+
+def readable_timestamp_sql(expr: str) -> str:
+    """True when `expr` is empty or a timestamp the pipeline can read."""
+    return f"({is_blank_sql(expr)} or {parse_timestamp_sql(expr)} is not null)"
+
+
+def readable_number_sql(expr: str) -> str:
+    """True when `expr` is empty or a finite number (negative and huge numbers are readable)."""
+    return f"({is_blank_sql(expr)} or isfinite(try_cast({expr} as double)))"
+
+
+def day_sql(expr: str) -> str:
+    """The UTC date of timestamp text `expr` as `YYYY-MM-DD`; NULL when blank or unreadable."""
+    return f"strftime({parse_timestamp_sql(expr)}, '%Y-%m-%d')"
+
+
+def month_start_sql(expr: str) -> str:
+    """The first day of the UTC month of timestamp text `expr` as `YYYY-MM-01`."""
+    return f"strftime({parse_timestamp_sql(expr)}, '%Y-%m-01')"
