@@ -1,11 +1,37 @@
 {#- One row per row of an Azure amortized cost details export, in the billing-line shape. -#}
-{%- set raw_columns = billing_raw_columns('azure', 'cost_details') -%}
-{%- macro col(name) -%}{{ billing_raw_column(raw_columns, name) }}{%- endmacro -%}
 
 with
 
 source as (
-    select * from {{ source('azure', 'cost_details') }}
+    select
+        _source_file,
+        _row_number,
+        _loaded_at,
+        {{- billing_raw_select_list('azure', 'cost_details', [
+            ('SubscriptionId', 'subscription_id'),
+            ('SubscriptionGuid', 'subscription_guid'),
+            ('BillingAccountId', 'billing_account_id'),
+            ('Date', 'usage_date'),
+            ('BillingPeriodStartDate', 'billing_period_start_date'),
+            ('ResourceId', 'resource_id'),
+            ('InstanceId', 'instance_id'),
+            ('ResourceLocation', 'resource_location'),
+            ('MeterCategory', 'meter_category'),
+            ('MeterSubCategory', 'meter_subcategory'),
+            ('MeterName', 'meter_name'),
+            ('UnitOfMeasure', 'unit_of_measure'),
+            ('Quantity', 'quantity'),
+            ('CostInBillingCurrency', 'cost_in_billing_currency'),
+            ('Cost', 'cost'),
+            ('PayGPrice', 'payg_price'),
+            ('BillingCurrencyCode', 'billing_currency_code'),
+            ('BillingCurrency', 'billing_currency'),
+            ('ChargeType', 'charge_type'),
+            ('PricingModel', 'pricing_model'),
+            ('Tags', 'tags'),
+            ('AdditionalInfo', 'additional_info'),
+        ]) }}
+    from {{ source('azure', 'cost_details') }}
 ),
 
 renamed as (
@@ -13,34 +39,33 @@ renamed as (
         _source_file as source_file,
         cast(_row_number as bigint) as source_row_number,
         {{ to_utc_timestamp('cast(_loaded_at as ' ~ dbt.type_string() ~ ')') }} as loaded_at,
-        coalesce({{ col('SubscriptionId') }}, {{ col('SubscriptionGuid') }}) as subscription_id,
-        {{ col('BillingAccountId') }} as billing_account_id,
-        {{ to_utc_timestamp(col('Date')) }} as charge_period_start,
-        cast({{ to_utc_timestamp(col('BillingPeriodStartDate')) }} as date)
-            as billing_period_start,
-        coalesce({{ col('ResourceId') }}, {{ col('InstanceId') }}) as resource_id,
-        lower({{ col('ResourceLocation') }}) as region,
-        {{ col('MeterCategory') }} as meter_category,
-        {{ col('MeterSubCategory') }} as meter_subcategory,
-        {{ col('MeterName') }} as meter_name,
-        {{ col('UnitOfMeasure') }} as unit_of_measure,
-        {{ billing_to_amount(col('Quantity')) }} as quantity,
+        coalesce(subscription_id, subscription_guid) as subscription_id,
+        billing_account_id,
+        {{ to_utc_timestamp('usage_date') }} as charge_period_start,
+        cast({{ to_utc_timestamp('billing_period_start_date') }} as date) as billing_period_start,
+        coalesce(resource_id, instance_id) as resource_id,
+        lower(resource_location) as region,
+        meter_category,
+        meter_subcategory,
+        meter_name,
+        unit_of_measure,
+        {{ billing_to_amount('quantity') }} as quantity,
         -- CostInBillingCurrency in current exports, Cost in older EA ones.
         coalesce(
-            {{ billing_to_amount(col('CostInBillingCurrency')) }},
-            {{ billing_to_amount(col('Cost')) }}
+            {{ billing_to_amount('cost_in_billing_currency') }},
+            {{ billing_to_amount('cost') }}
         ) as cost,
-        {{ billing_to_amount(col('PayGPrice')) }} as payg_price,
-        coalesce({{ col('BillingCurrencyCode') }}, {{ col('BillingCurrency') }}) as currency,
-        {{ col('ChargeType') }} as charge_type,
-        lower({{ col('PricingModel') }}) as pricing_model,
+        {{ billing_to_amount('payg_price') }} as payg_price,
+        coalesce(billing_currency_code, billing_currency) as currency,
+        charge_type,
+        lower(pricing_model) as pricing_model,
         -- Older exports write the tag pairs without the surrounding braces.
         case
-            when {{ col('Tags') }} is null then '{}'
-            when left({{ col('Tags') }}, 1) = '{' then {{ col('Tags') }}
-            else {{ dbt.concat(["'{'", col('Tags'), "'}'"]) }}
+            when tags is null then '{}'
+            when left(tags, 1) = '{' then tags
+            else {{ dbt.concat(["'{'", 'tags', "'}'"]) }}
         end as tags_braced,
-        {{ col('AdditionalInfo') }} as additional_info
+        additional_info
     from source
 ),
 

@@ -1,11 +1,39 @@
 {#- One row per charge row of a FOCUS 1.0–1.2 export, in the billing-line shape. -#}
-{%- set raw_columns = billing_raw_columns('focus', 'billing') -%}
-{%- macro col(name) -%}{{ billing_raw_column(raw_columns, name) }}{%- endmacro -%}
 
 with
 
 source as (
-    select * from {{ source('focus', 'billing') }}
+    select
+        _source_file,
+        _row_number,
+        _loaded_at,
+        {{- billing_raw_select_list('focus', 'billing', [
+            ('BillingAccountId', 'billing_account_id'),
+            ('SubAccountId', 'sub_account_id'),
+            ('BillingPeriodStart', 'billing_period_start'),
+            ('ChargePeriodStart', 'charge_period_start'),
+            ('ChargePeriodEnd', 'charge_period_end'),
+            ('ChargeCategory', 'charge_category'),
+            ('ChargeDescription', 'charge_description'),
+            ('BilledCost', 'billed_cost'),
+            ('EffectiveCost', 'effective_cost'),
+            ('ListCost', 'list_cost'),
+            ('BillingCurrency', 'currency'),
+            ('ResourceId', 'resource_id'),
+            ('ResourceType', 'resource_type'),
+            ('ServiceCategory', 'service_category'),
+            ('ServiceSubcategory', 'service_subcategory'),
+            ('ServiceName', 'service_name'),
+            ('SkuId', 'sku_id'),
+            ('RegionId', 'region'),
+            ('PricingCategory', 'pricing_category'),
+            ('CommitmentDiscountType', 'commitment_discount_type'),
+            ('CommitmentDiscountStatus', 'commitment_discount_status'),
+            ('ConsumedQuantity', 'consumed_quantity'),
+            ('ConsumedUnit', 'consumed_unit'),
+            ('Tags', 'tags'),
+        ]) }}
+    from {{ source('focus', 'billing') }}
 ),
 
 renamed as (
@@ -13,32 +41,30 @@ renamed as (
         _source_file as source_file,
         cast(_row_number as bigint) as source_row_number,
         {{ to_utc_timestamp('cast(_loaded_at as ' ~ dbt.type_string() ~ ')') }} as loaded_at,
-        {{ col('BillingAccountId') }} as billing_account_id,
-        {{ col('SubAccountId') }} as sub_account_id,
-        cast({{ to_utc_timestamp(col('BillingPeriodStart')) }} as date) as billing_period_start,
-        {{ to_utc_timestamp(col('ChargePeriodStart')) }} as charge_period_start,
-        {{ to_utc_timestamp(col('ChargePeriodEnd')) }} as charge_period_end,
-        {{ col('ChargeCategory') }} as charge_category_as_written,
-        {{ col('ChargeDescription') }} as charge_description,
-        {{ billing_to_amount(col('BilledCost')) }} as billed_cost,
-        {{ billing_to_amount(col('EffectiveCost')) }} as effective_cost,
-        {{ billing_to_amount(col('ListCost')) }} as list_cost,
-        {{ col('BillingCurrency') }} as currency,
-        {{ col('ResourceId') }} as resource_id,
-        lower({{ col('ResourceType') }}) as focus_resource_type,
-        lower({{ col('ServiceCategory') }}) as focus_service_category,
-        lower({{ col('ServiceSubcategory') }}) as focus_service_subcategory,
-        {{ col('ServiceName') }} as service_name,
-        {{ col('SkuId') }} as sku_id,
-        {{ col('RegionId') }} as region,
-        lower({{ col('PricingCategory') }}) as focus_pricing_category,
-        lower({{ col('CommitmentDiscountType') }}) as commitment_discount_type,
-        lower({{ col('CommitmentDiscountStatus') }}) as commitment_discount_status,
-        {{ billing_to_amount(col('ConsumedQuantity')) }} as consumed_quantity,
-        {{ col('ConsumedUnit') }} as consumed_unit,
-        case
-            when {{ billing_is_json_object(col('Tags')) }} then {{ col('Tags') }} else '{}'
-        end as tags
+        billing_account_id,
+        sub_account_id,
+        cast({{ to_utc_timestamp('billing_period_start') }} as date) as billing_period_start,
+        {{ to_utc_timestamp('charge_period_start') }} as charge_period_start,
+        {{ to_utc_timestamp('charge_period_end') }} as charge_period_end,
+        charge_category as charge_category_as_written,
+        charge_description,
+        {{ billing_to_amount('billed_cost') }} as billed_cost,
+        {{ billing_to_amount('effective_cost') }} as effective_cost,
+        {{ billing_to_amount('list_cost') }} as list_cost,
+        currency,
+        resource_id,
+        lower(resource_type) as focus_resource_type,
+        lower(service_category) as focus_service_category,
+        lower(service_subcategory) as focus_service_subcategory,
+        service_name,
+        sku_id,
+        region,
+        lower(pricing_category) as focus_pricing_category,
+        lower(commitment_discount_type) as commitment_discount_type,
+        lower(commitment_discount_status) as commitment_discount_status,
+        {{ billing_to_amount('consumed_quantity') }} as consumed_quantity,
+        consumed_unit,
+        case when {{ billing_is_json_object('tags') }} then tags else '{}' end as tags
     from source
 ),
 

@@ -1,11 +1,37 @@
 {#- One row per row of a Google Cloud detailed usage cost export, in the billing-line shape. -#}
-{%- set raw_columns = billing_raw_columns('gcp', 'billing_export') -%}
-{%- macro col(name) -%}{{ billing_raw_column(raw_columns, name) }}{%- endmacro -%}
 
 with
 
 source as (
-    select * from {{ source('gcp', 'billing_export') }}
+    select
+        _source_file,
+        _row_number,
+        _loaded_at,
+        {{- billing_raw_select_list('gcp', 'billing_export', [
+            ('billing_account_id', 'billing_account_id'),
+            ('project_id', 'project_id'),
+            ('invoice_month', 'invoice_month'),
+            ('usage_start_time', 'usage_start_time'),
+            ('usage_end_time', 'usage_end_time'),
+            ('service_description', 'service_description'),
+            ('sku_id', 'sku_id'),
+            ('sku_description', 'sku_description'),
+            ('resource_name', 'resource_name'),
+            ('resource_global_name', 'resource_global_name'),
+            ('location_region', 'location_region'),
+            ('location_location', 'location_location'),
+            ('location_zone', 'location_zone'),
+            ('cost_type', 'cost_type'),
+            ('cost', 'cost'),
+            ('cost_at_list', 'cost_at_list'),
+            ('credits', 'credits'),
+            ('usage_amount', 'usage_amount'),
+            ('usage_unit', 'usage_unit'),
+            ('currency', 'currency'),
+            ('labels', 'labels'),
+            ('system_labels', 'system_labels'),
+        ]) }}
+    from {{ source('gcp', 'billing_export') }}
 ),
 
 renamed as (
@@ -13,32 +39,32 @@ renamed as (
         _source_file as source_file,
         cast(_row_number as bigint) as source_row_number,
         {{ to_utc_timestamp('cast(_loaded_at as ' ~ dbt.type_string() ~ ')') }} as loaded_at,
-        {{ col('billing_account_id') }} as billing_account_id,
-        {{ col('project_id') }} as project_id,
-        {{ col('invoice_month') }} as invoice_month,
-        {{ to_utc_timestamp(col('usage_start_time')) }} as charge_period_start,
-        {{ to_utc_timestamp(col('usage_end_time')) }} as charge_period_end,
-        {{ col('service_description') }} as service_description,
-        {{ col('sku_id') }} as sku_id,
-        {{ col('sku_description') }} as sku_description,
-        {{ col('resource_name') }} as resource_name,
-        {{ col('resource_global_name') }} as resource_global_name,
-        coalesce({{ col('location_region') }}, {{ col('location_location') }}) as region,
-        {{ col('location_zone') }} as zone,
-        {{ col('cost_type') }} as cost_type,
-        {{ billing_to_amount(col('cost')) }} as cost,
-        {{ billing_to_amount(col('cost_at_list')) }} as cost_at_list,
-        {{ billing_json_array_sum(col('credits')) }} as credits_amount,
+        billing_account_id,
+        project_id,
+        invoice_month,
+        {{ to_utc_timestamp('usage_start_time') }} as charge_period_start,
+        {{ to_utc_timestamp('usage_end_time') }} as charge_period_end,
+        service_description,
+        sku_id,
+        sku_description,
+        resource_name,
+        resource_global_name,
+        coalesce(location_region, location_location) as region,
+        location_zone as zone,
+        cost_type,
+        {{ billing_to_amount('cost') }} as cost,
+        {{ billing_to_amount('cost_at_list') }} as cost_at_list,
+        {{ billing_json_array_sum('credits') }} as credits_amount,
         -- Resource-based and spend-based committed use discounts alike.
         {{ billing_json_array_sum(
-            col('credits'),
+            'credits',
             type_values=['COMMITTED_USAGE_DISCOUNT', 'COMMITTED_USAGE_DISCOUNT_DOLLAR_BASE']
         ) }} as cud_credit_amount,
-        {{ billing_to_amount(col('usage_amount')) }} as usage_amount,
-        {{ col('usage_unit') }} as usage_unit,
-        {{ col('currency') }} as currency,
-        coalesce({{ billing_key_value_array_to_json(col('labels')) }}, '{}') as tags,
-        {{ billing_key_value_array_to_json(col('system_labels')) }} as system_labels
+        {{ billing_to_amount('usage_amount') }} as usage_amount,
+        usage_unit,
+        currency,
+        coalesce({{ billing_key_value_array_to_json('labels') }}, '{}') as tags,
+        {{ billing_key_value_array_to_json('system_labels') }} as system_labels
     from source
 ),
 

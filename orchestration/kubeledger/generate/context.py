@@ -75,3 +75,20 @@ def connect(threads: int | None = None) -> duckdb.DuckDBPyConnection:
 def sql_str(value: str) -> str:
     """A SQL string literal."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def union_lines(columns: dict[str, str], parts: list[tuple[dict[str, str], str]]) -> str:
+    """`union all` of row kinds that each set some of `columns` (name -> SQL type); the
+    rest are typed NULLs. Each part is ({column: expression}, "from ... where ...")."""
+    selects = []
+    for values, source in parts:
+        unknown = set(values) - set(columns)
+        if unknown:
+            raise ValueError(f"unknown line columns: {sorted(unknown)}")
+        exprs = [
+            f"cast({values[name]} as {kind}) as {name}" if name in values
+            else f"cast(null as {kind}) as {name}"
+            for name, kind in columns.items()
+        ]
+        selects.append("select " + ", ".join(exprs) + "\n" + source)
+    return "\nunion all\n".join(selects)

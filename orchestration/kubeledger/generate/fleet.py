@@ -50,6 +50,22 @@ class Params:
     def day(self, index: int) -> dt.date:
         return self.start_date + dt.timedelta(days=index)
 
+    @property
+    def last_billed(self) -> dt.date:
+        """The last day the exports cover (never past the last day of usage)."""
+        return min(self.billed_through, self.end_date)
+
+    def billed_months(self) -> list[tuple[dt.date, dt.date, bool]]:
+        """(first day, first day of the next month, fully billed) per month with billed days."""
+        months = []
+        first = self.start_date.replace(day=1)
+        while first <= self.last_billed:
+            following = (first + dt.timedelta(days=32)).replace(day=1)
+            complete = self.billed_through >= following - dt.timedelta(days=1)
+            months.append((first, following, complete))
+            first = following
+        return months
+
 
 @dataclass(frozen=True)
 class Pool:

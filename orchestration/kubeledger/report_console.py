@@ -1,0 +1,120 @@
+"""What `make demo` prints: per cluster, the month's pricing, split, figures and top teams."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+Echo = Callable[[str], None]
+
+
+def month_bounds(month: str) -> tuple[dt.date, dt.date]:
+    """First and last day of a `YYYY-MM` month."""
+    first = dt.date.fromisoformat(f"{month}-01")
+    following = (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    return first, following - dt.timedelta(days=1)
+
+
+def _table(echo: Echo, headers: list[str], rows: list[tuple], formats: list[str]) -> None:
+    cells = [[fmt.format(value) if value is not None else "-" for fmt, value in zip(formats, row,
+                                                                                      strict=True)]
+             for row in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    echo("  " + "  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in
+                          enumerate(zip(headers, widths, strict=True))))
+    for row in cells:
+        echo("  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
+                              enumerate(zip(row, widths, strict=True))))
+
+
+def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -> None:
+    """Node pricing, the five-way split, the two daily figures and the top teams, per cluster."""
+    first, last = month_bounds(month)
+    args = [first, last]
+    echo(f"\nNode costs, {month} (fct_node_costs_daily):")
+    rows = con.execute(
+        """
+        select cluster_id, count(distinct node), sum(hours_run),
+               sum(node_cost) filter (where pricing_basis = 'bill'),
+               sum(node_cost) filter (where pricing_basis = 'rate_card'),
+               sum(node_cost) filter (where pricing_basis in ('estimate', 'unpriced')),
+               sum(node_cost)
+        from marts.fct_node_costs_daily
+        where usage_date between ? and ?
+        group by cluster_id order by cluster_id
+        """,
+        args,
+    ).fetchall()
+    _table(echo, ["cluster", "nodes", "node-hours", "from bill", "rate card", "estimate", "total"],
+           rows, ["{}", "{}", "{:,.0f}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:,.2f}"])
+
+    echo(f"\nWhere the money went, {month} (fct_cluster_costs_daily):")
+    rows = con.execute(
+        """
+        select cluster_id, sum(direct_cost), sum(workload_idle_cost), sum(platform_cost),
+               sum(infrastructure_idle_cost),
+               sum(unattributed_storage_cost + unattributed_network_cost),
+               sum(unallocated_cost), sum(ledger_cost)
+        from marts.fct_cluster_costs_daily
+        where usage_date between ? and ?
+        group by cluster_id order by cluster_id
+        """,
+        args,
+    ).fetchall()
+    _table(echo, ["cluster", "direct", "workload idle", "platform", "infra idle", "unattributed",
+                  "unallocated", "total"], rows, ["{}"] + ["{:,.2f}"] * 7)
+
+    echo(f"\nReconciliation, {month} (fct_reconciliation_daily):")
+    rows = con.execute(
+        """
+        select cluster_id,
+               sum(cost_in_scope),
+               100 * (sum(reconciled_pct * cost_in_scope) / nullif(sum(cost_in_scope), 0)),
+               100 * (sum(ownership_coverage_pct * cost_in_scope) / nullif(sum(cost_in_scope), 0)),
+               100 * (sum(nodes_priced_from_bill) / nullif(sum(nodes_ran), 0))
+                   filter (where match_rate is not null),
+               max(unallocated_resource_count)
+        from marts.fct_reconciliation_daily
+        where usage_date between ? and ?
+        group by cluster_id order by cluster_id
+        """,
+        args,
+    ).fetchall()
+    _table(echo, ["cluster", "cost in scope", "reconciled %", "ownership %", "match rate %",
+                  "unallocated IDs/day"], rows,
+           ["{}", "{:,.2f}", "{:.1f}", "{:.1f}", "{:.1f}", "{}"])
+
+    echo(f"\nTop teams after distribution, {month} (fct_owner_costs_daily):")
+    rows = con.execute(
+        """
+        with ranked as (
+            select cluster_id, team, sum(total_cost) as cost,
+                   row_number() over (partition by cluster_id order by sum(total_cost) desc,
+                                      team) as team_rank
+            from marts.fct_owner_costs_daily
+            where usage_date between ? and ?
+            group by cluster_id, team
+        )
+        select cluster_id, team, cost from ranked where team_rank <= 3
+        order by cluster_id, team_rank
+        """,
+        args,
+    ).fetchall()
+    _table(echo, ["cluster", "team", "cost"], rows, ["{}", "{}", "{:,.2f}"])
+
+
+def print_demo_summary(db: Path, *, month: str, as_of: str | None, echo: Echo) -> None:
+    """Everything `make demo` shows after the build, then the close of the month."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        print_month_ledger(con, month, echo)
+    try:
+        from kubeledger.close import closer
+    except ImportError:
+        return
+    print_close = getattr(closer, "print_demo_close", None)
+    if print_close is not None:
+        print_close(db, month=month, as_of=as_of, echo=echo)
