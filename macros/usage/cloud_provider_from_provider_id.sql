@@ -1,5 +1,6 @@
 {#- The cloud of a Kubernetes node's provider ID: `aws:///…` → `aws`, `gce://…` → `gcp`,
-    `azure:///…` → `azure`; anything else (on-prem, kind, vSphere, …) → `other`; null → null. -#}
+    `azure:///…` → `azure`; anything else (on-prem, kind, vSphere, …) → `other`;
+    null → null. -#}
 {% macro cloud_provider_from_provider_id(provider_id) -%}
     case
         when {{ provider_id }} is null then null

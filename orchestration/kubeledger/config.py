@@ -459,7 +459,11 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
             tables["platform_namespaces"].append({"namespace_pattern": ns, "match_type": "prefix"})
 
     labels = _expect(raw.get("labels") or {}, dict, "labels")
-    _unknown_keys(labels, {"aliases"}, "labels.")
+    _unknown_keys(labels, {"aliases", "dns_prefixes"}, "labels.")
+    for j, prefix in enumerate(_expect(labels.get("dns_prefixes") or [], list,
+                                       "labels.dns_prefixes")):
+        _expect(prefix, str, f"labels.dns_prefixes[{j}]")
+        tables["label_dns_prefixes"].append({"dns_prefix": prefix})
     for alias, canonical in _expect(labels.get("aliases") or {}, dict, "labels.aliases").items():
         _expect(canonical, str, f"labels.aliases.{alias}")
         tables["label_aliases"].append(
@@ -545,6 +549,7 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
         "effective_from": "date", "list_position": "integer",
     },
     "label_aliases": {"alias_key": "varchar", "canonical_key": "varchar"},
+    "label_dns_prefixes": {"dns_prefix": "varchar"},
     "platform_namespaces": {"namespace_pattern": "varchar", "match_type": "varchar"},
     "selector_mappings": {
         "list_position": "integer", "cluster_id": "varchar", "label_key": "varchar",

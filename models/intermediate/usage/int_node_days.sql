@@ -118,11 +118,12 @@ listings_ranked as (
             <= coalesce(cast(node_listings.last_seen as date), cast('9999-12-31' as date))
 ),
 
-fallback_keys as (
+fallback_providers as (
     select
         node_days.cluster_id,
         node_days.node,
         node_days.usage_date,
+        node_days.resource_id,
         case
             when clusters.provider in ('aws', 'gcp', 'azure') then clusters.provider
             when {{ regexp_matches('node_days.resource_id', "'^i-[0-9a-f]{8,17}$'") }} then 'aws'
@@ -143,6 +144,25 @@ fallback_keys as (
         on node_days.cluster_id = clusters.cluster_id
 ),
 
+-- The keys of a node the CSV does not list: the resource ID is the instance ID (AWS) or name
+-- (GCP, other); on Azure it is only the VM index, so the scale set comes from the AKS name.
+fallback_keys as (
+    select
+        cluster_id,
+        node,
+        usage_date,
+        cloud_provider,
+        case
+            when cloud_provider = 'azure' and aks_scale_set_name is not null
+                then aks_scale_set_name || '_' || cast(aks_vm_index as {{ dbt.type_string() }})
+            when cloud_provider = 'azure' then lower(resource_id)
+            else resource_id
+        end as instance_key,
+        case when cloud_provider = 'azure' then aks_scale_set_name end as scale_set_name,
+        case when cloud_provider = 'azure' then aks_vm_index end as azure_vm_index
+    from fallback_providers
+),
+
 final as (
     select
         node_days.cluster_id,
@@ -156,24 +176,22 @@ final as (
         node_days.node_role_source,
         node_days.resource_id,
         listings_ranked.provider_id,
-        coalesce(listings_ranked.cloud_provider, fallback_keys.cloud_provider) as cloud_provider,
+        case
+            when listings_ranked.provider_id is not null then listings_ranked.cloud_provider
+            else fallback_keys.cloud_provider
+        end as cloud_provider,
         case
             when listings_ranked.provider_id is not null then listings_ranked.instance_key
-            when fallback_keys.cloud_provider = 'azure' and fallback_keys.aks_scale_set_name is not null
-                then fallback_keys.aks_scale_set_name || '_'
-                    || cast(fallback_keys.aks_vm_index as {{ dbt.type_string() }})
-            when fallback_keys.cloud_provider = 'azure' then lower(node_days.resource_id)
-            else node_days.resource_id
+            else fallback_keys.instance_key
         end as instance_key,
         listings_ranked.scale_set_id,
         case
             when listings_ranked.provider_id is not null then listings_ranked.scale_set_name
-            when fallback_keys.cloud_provider = 'azure' then fallback_keys.aks_scale_set_name
+            else fallback_keys.scale_set_name
         end as scale_set_name,
         case
             when listings_ranked.provider_id is not null then listings_ranked.azure_vm_index
-            when fallback_keys.cloud_provider = 'azure' and fallback_keys.aks_scale_set_name is not null
-                then fallback_keys.aks_vm_index
+            else fallback_keys.azure_vm_index
         end as azure_vm_index,
         listings_ranked.provider_id is null as is_provider_id_fallback
     from node_days

@@ -2,7 +2,6 @@
 -- instance key and scale set parsed from the provider ID (SPEC §3.1, §4). A node name can come
 -- back on a new instance (AWS reuses IP-based names), so the provider ID is part of the key;
 -- first and last seen span every file that listed the pair.
-{%- set nodes_source = source('cluster', 'cluster_nodes') %}
 
 with
 
@@ -11,12 +10,12 @@ source as (
         cluster_id,
         node,
         provider_id,
-        {{ source_column_or_null(nodes_source, 'first_seen') }} as first_seen,
-        {{ source_column_or_null(nodes_source, 'last_seen') }} as last_seen,
+        {{ source_column_or_null('cluster', 'cluster_nodes', 'first_seen') }} as first_seen,
+        {{ source_column_or_null('cluster', 'cluster_nodes', 'last_seen') }} as last_seen,
         _source_file,
         _row_number,
         _loaded_at
-    from {{ nodes_source }}
+    from {{ source('cluster', 'cluster_nodes') }}
 ),
 
 typed as (

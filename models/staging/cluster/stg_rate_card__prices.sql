@@ -3,7 +3,6 @@
 -- first in list order and wins over a file row for the same selector and date; between files,
 -- the latest load wins. `list_position` numbers the prices of a cluster and resource in that
 -- order, so "the first label price in list order" has one answer.
-{%- set file_source = source('rate_card', 'rate_card') %}
 
 with
 
@@ -28,13 +27,13 @@ file_prices as (
         selector_type,
         selector,
         price,
-        {{ source_column_or_null(file_source, 'unit') }} as unit,
-        {{ source_column_or_null(file_source, 'currency') }} as currency,
+        {{ source_column_or_null('rate_card', 'rate_card', 'unit') }} as unit,
+        {{ source_column_or_null('rate_card', 'rate_card', 'currency') }} as currency,
         effective_from,
         _source_file,
         _row_number,
         _loaded_at
-    from {{ file_source }}
+    from {{ source('rate_card', 'rate_card') }}
 ),
 
 unioned as (

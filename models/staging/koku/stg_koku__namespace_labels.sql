@@ -1,6 +1,5 @@
 -- One row per namespace and hour of the operator's namespace-label report, typed; the labels
 -- stay one raw string, parsed by int_namespace_labels_daily.
-{%- set namespace_labels_source = source('koku', 'koku_namespace_labels') %}
 
 with
 
@@ -8,12 +7,13 @@ source as (
     select
         _cluster_id,
         interval_start,
-        {{ source_column_or_null(namespace_labels_source, 'interval_end') }} as interval_end,
+        {{ source_column_or_null('koku', 'koku_namespace_labels', 'interval_end') }}
+            as interval_end,
         namespace,
         namespace_labels,
         _source_file,
         _row_number
-    from {{ namespace_labels_source }}
+    from {{ source('koku', 'koku_namespace_labels') }}
 ),
 
 final as (

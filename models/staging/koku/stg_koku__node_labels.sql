@@ -1,6 +1,5 @@
 -- One row per node and hour of the operator's node-label report, typed; the labels stay one
 -- raw string (`label_kubernetes_io_arch:amd64|…`), parsed by int_node_labels_daily.
-{%- set node_labels_source = source('koku', 'koku_node_labels') %}
 
 with
 
@@ -8,12 +7,12 @@ source as (
     select
         _cluster_id,
         interval_start,
-        {{ source_column_or_null(node_labels_source, 'interval_end') }} as interval_end,
+        {{ source_column_or_null('koku', 'koku_node_labels', 'interval_end') }} as interval_end,
         node,
         node_labels,
         _source_file,
         _row_number
-    from {{ node_labels_source }}
+    from {{ source('koku', 'koku_node_labels') }}
 ),
 
 final as (

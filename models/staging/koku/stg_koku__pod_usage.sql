@@ -1,6 +1,5 @@
 -- One row per pod, node and hour of the operator's pod report, typed. Optional columns
 -- (`node_role`, limits) are null when the loaded files did not have them.
-{%- set pod_usage_source = source('koku', 'koku_pod_usage') %}
 
 with
 
@@ -14,22 +13,22 @@ source as (
         pod,
         pod_usage_cpu_core_seconds,
         pod_request_cpu_core_seconds,
-        {{ source_column_or_null(pod_usage_source, 'pod_limit_cpu_core_seconds') }}
+        {{ source_column_or_null('koku', 'koku_pod_usage', 'pod_limit_cpu_core_seconds') }}
             as pod_limit_cpu_core_seconds,
         pod_usage_memory_byte_seconds,
         pod_request_memory_byte_seconds,
-        {{ source_column_or_null(pod_usage_source, 'pod_limit_memory_byte_seconds') }}
+        {{ source_column_or_null('koku', 'koku_pod_usage', 'pod_limit_memory_byte_seconds') }}
             as pod_limit_memory_byte_seconds,
         node_capacity_cpu_cores,
         node_capacity_cpu_core_seconds,
         node_capacity_memory_bytes,
         node_capacity_memory_byte_seconds,
-        {{ source_column_or_null(pod_usage_source, 'node_role') }} as node_role,
+        {{ source_column_or_null('koku', 'koku_pod_usage', 'node_role') }} as node_role,
         resource_id,
         pod_labels,
         _source_file,
         _row_number
-    from {{ pod_usage_source }}
+    from {{ source('koku', 'koku_pod_usage') }}
 ),
 
 typed as (

@@ -1,7 +1,6 @@
 -- One row per PersistentVolumeClaim, mounting pod (null when none) and hour of the operator's
 -- storage report, typed. Optional columns (node, CSI driver and handle, labels) are null when
 -- the loaded files did not have them.
-{%- set storage_source = source('koku', 'koku_storage_usage') %}
 
 with
 
@@ -12,23 +11,24 @@ source as (
         interval_end,
         namespace,
         pod,
-        {{ source_column_or_null(storage_source, 'node') }} as node,
+        {{ source_column_or_null('koku', 'koku_storage_usage', 'node') }} as node,
         persistentvolumeclaim,
         persistentvolume,
         storageclass,
-        {{ source_column_or_null(storage_source, 'csi_driver') }} as csi_driver,
-        {{ source_column_or_null(storage_source, 'csi_volume_handle') }} as csi_volume_handle,
+        {{ source_column_or_null('koku', 'koku_storage_usage', 'csi_driver') }} as csi_driver,
+        {{ source_column_or_null('koku', 'koku_storage_usage', 'csi_volume_handle') }}
+            as csi_volume_handle,
         persistentvolumeclaim_capacity_bytes,
         persistentvolumeclaim_capacity_byte_seconds,
         volume_request_storage_byte_seconds,
         persistentvolumeclaim_usage_byte_seconds,
-        {{ source_column_or_null(storage_source, 'persistentvolume_labels') }}
+        {{ source_column_or_null('koku', 'koku_storage_usage', 'persistentvolume_labels') }}
             as persistentvolume_labels,
-        {{ source_column_or_null(storage_source, 'persistentvolumeclaim_labels') }}
+        {{ source_column_or_null('koku', 'koku_storage_usage', 'persistentvolumeclaim_labels') }}
             as persistentvolumeclaim_labels,
         _source_file,
         _row_number
-    from {{ storage_source }}
+    from {{ source('koku', 'koku_storage_usage') }}
 ),
 
 final as (

@@ -183,7 +183,7 @@ def write_azure(ctx: Context) -> None:
             "resource_id": f"""'/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/'
                 || resource_group || '/providers/Microsoft.Network/loadBalancers/kubernetes'""",
             "meter_category": "'Load Balancer'",
-            "meter_subcategory": "''",
+            "meter_subcategory": "null",
             "meter_name": "'Standard Included LB Rules and Outbound Rules'",
             "consumed_service": "'Microsoft.Network'",
             "quantity": "24",
@@ -253,8 +253,8 @@ def write_azure(ctx: Context) -> None:
                 'Usage' as ChargeType,
                 pricing_model as PricingModel,
                 'UsageBased' as Frequency,
-                coalesce(reservation_id, '') as ReservationId,
-                additional_info as AdditionalInfo,
+                reservation_id as ReservationId,
+                nullif(additional_info, '') as AdditionalInfo,
                 tags as Tags
             from azure_lines
             where usage_date >= date '{first}' and usage_date < date '{following}'

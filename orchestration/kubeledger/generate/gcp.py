@@ -101,7 +101,7 @@ def write_gcp(ctx: Context) -> None:
                                || '/instances/' || gce_id""",
             "cost": cost,
             "amount": f"case when {core} then cores * hours * 3600 "
-                      f"else mem_gib * {GIB} * hours * 3600 end",
+                      f"else mem_gib::double * {GIB} * hours * 3600 end",
             "unit": "case when part = 'core' then 'seconds' else 'byte-seconds' end",
             "pricing_amount": "case when part = 'core' then cores * hours else mem_gib * hours end",
             "pricing_unit": "case when part = 'core' then 'hour' else 'gibibyte hour' end",
@@ -135,7 +135,7 @@ def write_gcp(ctx: Context) -> None:
             "global_name": "'//compute.googleapis.com/' || csi_volume_handle",
             "cost": f"round({PD_BALANCED_GIB_MONTH} * size_gib"
                     " / dayofmonth(last_day(usage_date)), 6)",
-            "amount": f"size_gib * {GIB} * 86400.0",
+            "amount": f"size_gib::double * {GIB} * 86400",
             "unit": "'byte-seconds'",
             "pricing_amount": "size_gib / dayofmonth(last_day(usage_date))",
             "pricing_unit": "'gibibyte month'",
@@ -196,7 +196,7 @@ def write_gcp(ctx: Context) -> None:
                         "sku_desc": f"'Commitment v1: N2 {name} in Americas for 1 Year'",
                         "start_ts": day_ts,
                         "cost": f"round({quantity} * 24 * {rate}, 6)",
-                        "amount": f"{quantity} * 86400"
+                        "amount": f"{quantity}.0 * 86400"
                                   + (f" * {GIB}" if name == "Ram" else ""),
                         "unit": "'seconds'" if name == "Core" else "'byte-seconds'",
                         "pricing_amount": f"{quantity} * 24",

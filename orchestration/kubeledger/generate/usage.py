@@ -90,8 +90,8 @@ def pod_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
             node_mem as node_capacity_memory_bytes,
             node_mem * node_secs as node_capacity_memory_byte_seconds,
             {role_column}
-            resource_id,
-            labels as pod_labels
+            nullif(resource_id, '') as resource_id,
+            nullif(labels, '') as pod_labels
         from used
         order by h, node, namespace, pod
     """
@@ -127,8 +127,8 @@ def storage_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
             grid.interval_start,
             grid.interval_end,
             grid.namespace,
-            coalesce(mounted.pod, '') as pod,
-            coalesce(mounted.node, '') as node,
+            mounted.pod,
+            mounted.node,
             grid.pvc as persistentvolumeclaim,
             grid.pv as persistentvolume,
             grid.storageclass,
@@ -228,7 +228,7 @@ def write_supplementary(ctx: Context, cluster: Cluster) -> None:
         select
             cluster_id,
             node,
-            provider_id,
+            nullif(provider_id, '') as provider_id,
             strftime(timestamp '{ctx.fleet.params.start_date}' + to_hours(start_h)
                      + to_seconds(3600 - first_secs), '%Y-%m-%dT%H:%M:%SZ') as first_seen,
             strftime(timestamp '{ctx.fleet.params.start_date}' + to_hours(end_h - 1)

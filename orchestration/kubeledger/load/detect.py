@@ -202,9 +202,7 @@ def match_format(header: tuple[str, ...], source_file: str) -> FormatSpec | Igno
             continue
         if any(all(c.lower() in present for c in group) for group in spec.recognise):
             return spec
-    expected = "; ".join(
-        f"{spec.title}: {' + '.join(spec.recognise[0])}" for spec in FORMATS
-    )
+    expected = "; ".join(f"{spec.title}: {' + '.join(spec.recognise[0])}" for spec in FORMATS)
     shown = ", ".join(header[:8]) + (", ..." if len(header) > 8 else "")
     raise LoadError(
         source_file,
@@ -220,5 +218,3 @@ def first_line(exc: BaseException) -> str:
     for prefix in ("Invalid Input Error: ", "IO Error: ", "Conversion Error: ", "Binder Error: "):
         text = text.removeprefix(prefix)
     return text
-
-

@@ -805,10 +805,16 @@ FORMATS: tuple[FormatSpec, ...] = (
 # Reports the koku-metrics-operator writes next to the ones kubeledger reads. They are
 # recognised (checked before FORMATS) so that an unpacked operator package loads as it is.
 IGNORED_FORMATS: tuple[IgnoredFormat, ...] = (
-    IgnoredFormat("koku_ros_container", "koku resource-optimization container report",
-                  ("cpu_request_container_avg",)),
-    IgnoredFormat("koku_ros_namespace", "koku resource-optimization namespace report",
-                  ("cpu_request_namespace_sum",)),
+    IgnoredFormat(
+        "koku_ros_container",
+        "koku resource-optimization container report",
+        ("cpu_request_container_avg",),
+    ),
+    IgnoredFormat(
+        "koku_ros_namespace",
+        "koku resource-optimization namespace report",
+        ("cpu_request_namespace_sum",),
+    ),
     IgnoredFormat("koku_vm_usage", "koku virtual-machine report", ("vm_cpu_usage_total_seconds",)),
     IgnoredFormat("koku_gpu_usage", "koku GPU report", ("gpu_uuid", "gpu_pod_uptime")),
 )

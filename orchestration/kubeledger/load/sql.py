@@ -31,9 +31,7 @@ def is_blank_sql(expr: str) -> str:
 def parse_timestamp_sql(expr: str) -> str:
     """`expr` (varchar) as a `timestamptz`, NULL when it is no timestamp in a known form."""
     formats = "[" + ", ".join(lit(f) for f in STRPTIME_FORMATS) + "]"
-    return (
-        f"coalesce(try_cast(trim({expr}) as timestamptz), try_strptime(trim({expr}), {formats}))"
-    )
+    return f"coalesce(try_cast(trim({expr}) as timestamptz), try_strptime(trim({expr}), {formats}))"
 
 
 def parse_number_sql(expr: str) -> str:

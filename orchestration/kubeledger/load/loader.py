@@ -1,0 +1,468 @@
+"""Load a landing folder into the warehouse's `raw` schema, set-based, in one transaction.
+
+For each file: recognise it by its header, stage it (DuckDB reads it into a temporary table in
+file order, every column varchar), send rows with unreadable typed values to raw.quarantine,
+and append the rest to its raw table. Once every file is in, rows of earlier loads that the
+new files restate (same billing period and account, same cluster and hour, same supplementary
+file path) are deleted. See docs/landing-and-raw.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from kubeledger.load.columns import ColumnPlan, plan_columns
+from kubeledger.load.csv_reader import csv_source
+from kubeledger.load.detect import Sniffed, first_line, is_manifest, match_format, sniff
+from kubeledger.load.errors import LoadError
+from kubeledger.load.formats import FormatSpec, IgnoredFormat
+from kubeledger.load.json_reader import json_source
+from kubeledger.load.parquet_reader import parquet_source
+from kubeledger.load.schema import LOADED_FILES_COLUMNS, QUARANTINE_COLUMNS, ensure_raw_schema
+from kubeledger.load.source import Source
+from kubeledger.load.sql import ident, lit, readable_number_sql, readable_timestamp_sql
+from kubeledger.load.summary import FileResult, LoadSummary
+
+Progress = Callable[[str], None]
+
+_STAGE = "kl_stage"
+_NEW_KEYS = "kl_new_keys"
+_TIMESTAMP_REASON = (
+    "not a timestamp (expected e.g. 2026-10-06 18:00:00 +0000 UTC, 2026-10-06T18:00:00Z "
+    "or 10/06/2026)"
+)
+_NUMBER_REASON = "not a number"
+
+
+@dataclass
+class _Planned:
+    """A file that passed every check that can be made before reading it whole."""
+
+    index: int
+    path: Path
+    source_file: str
+    file_hash: str
+    spec: FormatSpec
+    source: Source
+    plan: ColumnPlan
+    cluster_id: str | None
+    result: FileResult
+
+
+def load_landing(
+    db_path_or_connection: str | Path | duckdb.DuckDBPyConnection,
+    landing_dir: str | Path,
+    *,
+    progress: Progress | None = None,
+) -> LoadSummary:
+    """Load every file under `landing_dir` into the raw tables of the warehouse.
+
+    `db_path_or_connection` is a DuckDB file path (created if missing, closed afterwards) or
+    an open connection (left open). Raises LoadError, naming the file and column, when a file
+    cannot be loaded; then nothing of this call is kept.
+    """
+    landing = Path(landing_dir)
+    if not landing.is_dir():
+        raise LoadError(str(landing), "is not a folder.", fix="Pass the landing folder.")
+    if isinstance(db_path_or_connection, duckdb.DuckDBPyConnection):
+        con, owned = db_path_or_connection, False
+    else:
+        db_path = Path(db_path_or_connection)
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        con, owned = duckdb.connect(str(db_path)), True
+    try:
+        with _utc_session(con):
+            return _load(con, landing, progress or (lambda _line: None))
+    finally:
+        if owned:
+            con.close()
+
+
+@contextmanager
+def _utc_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Timestamps are parsed and printed in UTC while loading (SPEC §1.7)."""
+    try:
+        previous = con.execute("select current_setting('TimeZone')").fetchone()[0]
+    except duckdb.Error:
+        yield
+        return
+    con.execute("set TimeZone = 'UTC'")
+    try:
+        yield
+    finally:
+        con.execute(f"set TimeZone = {lit(previous)}")
+
+
+@contextmanager
+def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    try:
+        con.begin()
+    except duckdb.TransactionException:
+        # The caller holds a transaction: work inside it, and leave commit to the caller.
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        con.rollback()
+        raise
+    con.commit()
+
+
+def _load(con: duckdb.DuckDBPyConnection, landing: Path, progress: Progress) -> LoadSummary:
+    loaded_at = datetime.now(UTC).replace(tzinfo=None)
+    summary = LoadSummary(loaded_at=loaded_at)
+    with _transaction(con):
+        ensure_raw_schema(con)
+        planned = _plan(con, landing, summary, progress)
+        con.execute(f"drop table if exists {_NEW_KEYS}")
+        con.execute(
+            f"create temp table {_NEW_KEYS} "
+            "(raw_table varchar, k1 varchar, k2 varchar, file_index integer)"
+        )
+        for item in planned:
+            _load_file(con, item, loaded_at)
+            progress(item.result.line())
+        for line in _replace_restated(con, planned, loaded_at):
+            progress(line)
+        _record_loaded_files(con, planned, loaded_at)
+        con.execute(f"drop table if exists {_NEW_KEYS}")
+    return summary
+
+
+def _walk(landing: Path) -> list[Path]:
+    files = []
+    for path in landing.rglob("*"):
+        relative = path.relative_to(landing)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        if path.is_file():
+            files.append(path)
+    return sorted(files, key=lambda p: p.relative_to(landing).as_posix())
+
+
+def _file_hash(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _plan(
+    con: duckdb.DuckDBPyConnection, landing: Path, summary: LoadSummary, progress: Progress
+) -> list[_Planned]:
+    """Check every file before anything is written: format, required columns, manifests."""
+    loaded = {
+        file_hash: source_file
+        for file_hash, source_file in con.execute(
+            "select file_hash, min(source_file) from raw.loaded_files "
+            "where replaced_at is null group by file_hash"
+        ).fetchall()
+    }
+    seen: dict[str, str] = {}
+    cluster_ids: dict[Path, str] = {}
+    planned: list[_Planned] = []
+    for path in _walk(landing):
+        source_file = path.relative_to(landing).as_posix()
+        if is_manifest(path):
+            result = FileResult(source_file, "ignored", note="export manifest (not data)")
+            summary.files.append(result)
+            progress(result.line())
+            continue
+        file_hash = _file_hash(path)
+        earlier = seen.get(file_hash) or loaded.get(file_hash)
+        if earlier is not None:
+            note = (
+                "already loaded (same content)"
+                if earlier == source_file
+                else f"already loaded (same content as {earlier})"
+            )
+            result = FileResult(source_file, "skipped", file_hash=file_hash, note=note)
+            summary.files.append(result)
+            progress(result.line())
+            continue
+        seen[file_hash] = source_file
+        sniffed = sniff(con, path, source_file)
+        spec = match_format(sniffed.header, source_file)
+        if isinstance(spec, IgnoredFormat):
+            result = FileResult(
+                source_file,
+                "ignored",
+                format=spec.name,
+                file_hash=file_hash,
+                note=f"{spec.title} (not used by kubeledger)",
+            )
+            summary.files.append(result)
+            progress(result.line())
+            continue
+        source = _source(con, path, sniffed, spec)
+        plan = plan_columns(spec, source.columns)
+        if plan.missing_required:
+            missing = ", ".join(plan.missing_required)
+            plural = "columns" if len(plan.missing_required) > 1 else "column"
+            raise LoadError(
+                source_file,
+                f"is a {spec.title} file but lacks the required {plural} {missing}.",
+                fix="Re-export it with every required column (docs/landing-and-raw.md lists "
+                "them), or move it out of the landing folder.",
+                column=plan.missing_required[0],
+            )
+        cluster_id = None
+        if spec.has_cluster_id:
+            cluster_id = _cluster_id(landing, path.parent, cluster_ids)
+        result = FileResult(
+            source_file,
+            "loaded",
+            format=spec.name,
+            raw_table=spec.raw_table,
+            file_hash=file_hash,
+        )
+        summary.files.append(result)
+        planned.append(
+            _Planned(
+                len(planned), path, source_file, file_hash, spec, source, plan, cluster_id, result
+            )
+        )
+    return planned
+
+
+def _source(
+    con: duckdb.DuckDBPyConnection, path: Path, sniffed: Sniffed, spec: FormatSpec
+) -> Source:
+    if sniffed.family == "parquet":
+        return parquet_source(con, path, flatten=spec.flatten_structs)
+    if sniffed.family == "json":
+        return json_source(path, sniffed, flatten=spec.flatten_structs)
+    return csv_source(path, sniffed)
+
+
+def _cluster_id(landing: Path, folder: Path, cache: dict[Path, str]) -> str:
+    """The operator manifest's `cluster_id` for reports in `folder`, else the folder's name."""
+    if folder in cache:
+        return cache[folder]
+    cluster_id = folder.resolve().name
+    manifests = [p for p in folder.iterdir() if p.is_file() and p.name.lower() == "manifest.json"]
+    if manifests:
+        manifest = manifests[0]
+        try:
+            content = json.loads(manifest.read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise LoadError(
+                manifest.relative_to(landing).as_posix(),
+                f"is not a readable JSON manifest ({exc}); the cluster id of the reports "
+                "next to it comes from its cluster_id.",
+                fix="Restore it from the operator package, or remove it to use the folder "
+                "name as the cluster id.",
+            ) from exc
+        if isinstance(content, dict) and str(content.get("cluster_id") or "").strip():
+            cluster_id = str(content["cluster_id"]).strip()
+    cache[folder] = cluster_id
+    return cluster_id
+
+
+def _typed_checks(item: _Planned) -> list[tuple[str, str, str]]:
+    """(column, reason, SQL that is true when the column's value reads) for present columns."""
+    checks = [
+        (col, _TIMESTAMP_REASON, readable_timestamp_sql(ident(col)))
+        for col in item.spec.timestamps
+        if col in item.plan.present
+    ]
+    checks += [
+        (col, _NUMBER_REASON, readable_number_sql(ident(col)))
+        for col in item.spec.numbers
+        if col in item.plan.present
+    ]
+    return checks
+
+
+def _describe_read_error(exc: duckdb.Error) -> str:
+    lines = []
+    for line in str(exc).strip().splitlines():
+        if not line.strip() or line.startswith("Possible fixes"):
+            break
+        lines.append(line.strip())
+    text = "; ".join(lines) if lines else first_line(exc)
+    for prefix in ("Invalid Input Error: ", "IO Error: ", "Conversion Error: "):
+        text = text.removeprefix(prefix)
+    return text[:400]
+
+
+def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: datetime) -> None:
+    spec, plan, result = item.spec, item.plan, item.result
+    select = ", ".join(f"{expr} as {ident(name)}" for name, expr in plan.select)
+    con.execute(f"drop table if exists {_STAGE}")
+    try:
+        # Order-preserving (preserve_insertion_order is on): rowid follows the file's rows.
+        con.execute(f"create temp table {_STAGE} as select {select} from {item.source.relation}")
+    except duckdb.Error as exc:
+        raise LoadError(
+            item.source_file,
+            f"cannot be read: {_describe_read_error(exc)}.",
+            fix="It may be truncated or damaged: re-export or re-download it. Nothing of this "
+            "load was kept.",
+        ) from exc
+    base, total = con.execute(f"select min(rowid), count(*) from {_STAGE}").fetchone()
+    base = base or 0
+    row_number = f"(rowid - {base} + 1)"
+    loaded_at_sql = f"timestamp {lit(loaded_at.isoformat(sep=' '))}"
+
+    checks = _typed_checks(item)
+    all_readable = " and ".join(sql for _, _, sql in checks) or "true"
+    bad_rows = 0
+    if checks and total:
+        bad_rows = con.execute(
+            f"select count(*) from {_STAGE} where not ({all_readable})"
+        ).fetchone()[0]
+    if bad_rows:
+        names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
+        parts = [
+            f"select {lit(item.source_file)}, {row_number}, {lit(spec.name)}, {lit(col)}, "
+            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)} "
+            f"from {_STAGE} where not {sql}"
+            for col, reason, sql in checks
+        ]
+        con.execute(f"insert into raw.quarantine ({names}) " + " union all ".join(parts))
+
+    metadata = {
+        "_source_file": lit(item.source_file),
+        "_row_number": row_number,
+        "_file_hash": lit(item.file_hash),
+        "_loaded_at": loaded_at_sql,
+    }
+    if spec.has_cluster_id:
+        metadata["_cluster_id"] = lit(item.cluster_id or "")
+    source_names = [name for name, _ in plan.select]
+    target = [*source_names, *metadata]
+    expressions = [ident(name) for name in source_names] + list(metadata.values())
+    where = f" where {all_readable}" if bad_rows else ""
+    con.execute(
+        f"insert into {spec.qualified_table} ({', '.join(ident(n) for n in target)}) "
+        f"select {', '.join(expressions)} from {_STAGE}{where}"
+    )
+
+    # The delivery units (billing period, cluster hour, file path) this file brings.
+    k1, k2 = spec.period_key
+    if spec.kind == "supplementary":
+        keys = f"select {lit(item.source_file)} as k1, '' as k2"
+    else:
+        keyed = (
+            f"select *, {lit(item.source_file)} as _source_file, "
+            f"{lit(item.cluster_id or '')} as _cluster_id from {_STAGE}{where}"
+        )
+        keys = f"select distinct {k1} as k1, {k2} as k2 from ({keyed})"
+    con.execute(
+        f"insert into {_NEW_KEYS} select {lit(spec.raw_table)}, k1, k2, {item.index} from ({keys})"
+    )
+    result.rows_loaded = total - bad_rows
+    result.rows_quarantined = bad_rows
+    result.period_key = _period_key_text(con, item)
+    con.execute(f"drop table {_STAGE}")
+
+
+def _period_key_text(con: duckdb.DuckDBPyConnection, item: _Planned) -> str | None:
+    if item.spec.kind == "supplementary":
+        return item.source_file
+    if item.spec.kind == "usage":
+        n, first, last = con.execute(
+            f"select count(*), min(k2), max(k2) from {_NEW_KEYS} where file_index = ?",
+            [item.index],
+        ).fetchone()
+        if not n:
+            return None
+        return f"{item.cluster_id}|{first}" if n == 1 else f"{item.cluster_id}|{first}..{last}"
+    (text,) = con.execute(
+        f"select string_agg(k1 || '|' || k2, ', ' order by k1, k2) from {_NEW_KEYS} "
+        "where file_index = ?",
+        [item.index],
+    ).fetchone()
+    return text
+
+
+def _replace_restated(
+    con: duckdb.DuckDBPyConnection, planned: list[_Planned], loaded_at: datetime
+) -> list[str]:
+    """Delete rows of earlier loads that this load's files restate; once per raw table."""
+    lines = []
+    loaded_at_sql = f"timestamp {lit(loaded_at.isoformat(sep=' '))}"
+    by_index = {item.index: item for item in planned}
+    specs = {item.spec.raw_table: item.spec for item in planned}
+    for raw_table, spec in specs.items():
+        k1, k2 = spec.period_key
+        keys = (
+            f"(select k1, k2, min(file_index) as file_index from {_NEW_KEYS} "
+            f"where raw_table = {lit(raw_table)} group by k1, k2)"
+        )
+        earlier = f"{spec.qualified_table} as r"
+        match = f"{k1} = k.k1 and {k2} = k.k2 and r._loaded_at <> {loaded_at_sql}"
+        affected = con.execute(
+            f"select k.file_index, r._file_hash, r._loaded_at, count(*) "
+            f"from {earlier} join {keys} as k on {match} group by all"
+        ).fetchall()
+        if not affected:
+            continue
+        con.execute(f"delete from {spec.qualified_table} as r using {keys} as k where {match}")
+        replaced_loads = sorted({(file_hash, at) for _, file_hash, at, _ in affected})
+        for file_index, _, _, count in affected:
+            by_index[file_index].result.rows_replaced += count
+        for file_hash, at in replaced_loads:
+            con.execute(
+                "update raw.loaded_files set replaced_at = ? where file_hash = ? and loaded_at = ?",
+                [loaded_at, file_hash, at],
+            )
+            (remaining,) = con.execute(
+                f"select count(*) from {spec.qualified_table} "
+                "where _file_hash = ? and _loaded_at = ?",
+                [file_hash, at],
+            ).fetchone()
+            if remaining == 0:
+                # The whole earlier file is superseded: so are its quarantined rows.
+                con.execute(
+                    "delete from raw.quarantine where _file_hash = ? and _loaded_at = ?",
+                    [file_hash, at],
+                )
+        total = sum(count for *_, count in affected)
+        lines.append(
+            f"replaced {total:,} rows of {len(replaced_loads)} earlier "
+            f"file{'s' if len(replaced_loads) != 1 else ''} in raw.{raw_table} "
+            f"({_restatement_unit(spec)})"
+        )
+    return lines
+
+
+def _restatement_unit(spec: FormatSpec) -> str:
+    if spec.kind == "billing":
+        return "restated billing periods"
+    if spec.kind == "usage":
+        return "re-delivered report hours"
+    return "new versions of the same files"
+
+
+def _record_loaded_files(
+    con: duckdb.DuckDBPyConnection, planned: list[_Planned], loaded_at: datetime
+) -> None:
+    if not planned:
+        return
+    names = ", ".join(ident(name) for name, _ in LOADED_FILES_COLUMNS)
+    rows = [
+        (
+            item.source_file,
+            item.file_hash,
+            item.spec.name,
+            item.spec.raw_table,
+            item.result.rows_loaded,
+            item.result.rows_quarantined,
+            item.result.period_key,
+            loaded_at,
+            item.result.rows_replaced,
+            None,
+        )
+        for item in planned
+    ]
+    placeholders = ", ".join("?" for _ in LOADED_FILES_COLUMNS)
+    con.executemany(f"insert into raw.loaded_files ({names}) values ({placeholders})", rows)

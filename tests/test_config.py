@@ -1,0 +1,113 @@
+"""kubeledger.yml: defaults, validation messages that name the key, and the config tables."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from kubeledger.config import ConfigError, load_config, parse_config, write_config_tables
+
+VALID = {
+    "currency": "EUR",
+    "clusters": [
+        {
+            "id": "eks-prod",
+            "provider": "aws",
+            "billing_link": {
+                "accounts": ["111111111111"],
+                "tags": ["kubernetes.io/cluster/eks-prod", "team=payments"],
+            },
+            "defaults": {"cost_center": "cc-1"},
+        },
+        {"id": "dc1", "provider": "on_prem"},
+    ],
+    "node_prices": [
+        {"cluster": "dc1", "node": "dc1-a", "hourly_price": 0.9},
+        {"cluster": "dc1", "label": "node.kubernetes.io/instance-type=metal", "hourly_price": 0.5,
+         "effective_from": "2026-10-16"},
+    ],
+    "ownership": {
+        "selector_mappings": [{"selector": "app in (cart, checkout)", "team": "payments"}],
+        "namespace_mappings": [{"namespace": "search", "team": "search"}],
+    },
+    "distribution": {
+        "preset": "hybrid",
+        "hybrid_share": 30,
+        "pools": {"infrastructure_idle": {
+            "rule": "fixed",
+            "shares": [{"team": "a", "percent": 60}, {"team": "b", "percent": 40}],
+        }},
+    },
+}
+
+
+def test_defaults_when_the_file_is_missing(tmp_path):
+    config = load_config(tmp_path / "absent.yml")
+    assert config.settings["cpu_cost_weight"] == 0.5
+    assert config.settings["grace_days"] == 4
+    assert config.settings["factor_min"] == 0.2 and config.settings["factor_max"] == 5.0
+    assert config.settings["unassigned_policy"] == "separate"
+    rules = {row["pool"]: row["rule"] for row in config.tables["distribution_rules"]}
+    assert rules == {
+        "platform": "keep",
+        "infrastructure_idle": "keep",
+        "workload_idle": "owner",
+        "unattributed_storage": "keep",
+        "unattributed_network": "keep",
+    }
+
+
+def test_valid_file_becomes_tables():
+    config = parse_config(VALID)
+    tags = config.tables["billing_link_tags"]
+    assert [(t["tag_key_normalized"], t["tag_value"]) for t in tags] == [
+        ("kubernetes_io_cluster_eks_prod", None),
+        ("team", "payments"),
+    ]
+    assert config.tables["clusters"][0]["has_billing_link"] is True
+    assert config.tables["clusters"][1]["has_billing_link"] is False
+    mapping = config.tables["selector_mappings"][0]
+    assert (mapping["label_key"], mapping["operator"], mapping["label_values"]) == (
+        "app", "in", "cart|checkout")
+    assert config.tables["rate_card"][1]["selector_type"] == "label"
+    rules = {r["pool"]: r for r in config.tables["distribution_rules"]}
+    assert rules["platform"]["rule"] == "proportional" and rules["platform"]["hybrid_share"] == 30
+    assert rules["infrastructure_idle"]["rule"] == "fixed"
+    assert sum(s["percent"] for s in config.tables["distribution_fixed_shares"]) == 100
+
+
+def test_config_tables_are_written(tmp_path):
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    write_config_tables(con, parse_config(VALID))
+    assert con.execute("select count(*) from config.clusters").fetchone()[0] == 2
+    assert con.execute("select currency from config.settings").fetchone()[0] == "EUR"
+    write_config_tables(con, parse_config({}))
+    assert con.execute("select count(*) from config.clusters").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"clusters": [{"id": "a", "provider": "amazon"}]},
+         "clusters[0].provider: 'amazon' is not one of aws, gcp, azure, focus, on_prem"),
+        ({"pricing": {"cpu_cost_weight": 0.7}}, "pricing.cpu_cost_weight"),
+        ({"distribution": {"preset": "robin_hood"}}, "distribution.preset"),
+        ({"distribution": {"pools": {"platform": {"rule": "fixed", "shares": [
+            {"team": "a", "percent": 60}, {"team": "b", "percent": 30}]}}}},
+         "distribution.pools.platform.shares: percentages sum to 90, not 100"),
+        ({"distribution": {"pools": {"platform": "owner"}}},
+         "distribution.pools.platform.rule: 'owner' applies to workload_idle only"),
+        ({"close": {"unassigned_policy": "everyone"}}, "close.unassigned_policy"),
+        ({"clusters": [{"id": "a", "provider": "aws", "billing_link": {"tags": "x"}}]},
+         "clusters[0].billing_link.tags: expected list"),
+        ({"ownership": {"selector_mappings": [{"selector": "app in ()", "team": "x"}]}},
+         "ownership.selector_mappings[0].selector"),
+        ({"clusterz": []}, "clusterz: unknown setting"),
+        ({"clusters": [{"id": "a", "provider": "aws"}, {"id": "a", "provider": "gcp"}]},
+         "clusters[1].id: cluster 'a' is listed twice"),
+    ],
+)
+def test_invalid_settings_name_the_key(raw, message):
+    with pytest.raises(ConfigError) as error:
+        parse_config(raw)
+    assert message in str(error.value)
