@@ -4,7 +4,7 @@
 {% macro billing_aws_finalize(relation) -%}
     select
         {{ surrogate_key(['source_file', 'source_row_number']) }} as billing_line_id,
-        'aws' as provider,
+        'aws' as provider,  -- noqa: RF04
         source_format,
         source_file,
         source_row_number,

@@ -20,7 +20,8 @@
         {%- set items -%}
             list_filter(
                 {{ items }},
-                lambda item: item.{{ type_field }} in ('{{ type_values | join("', '") }}')
+                lambda item: struct_extract(item, '{{ type_field }}')
+                    in ('{{ type_values | join("', '") }}')
             )
         {%- endset -%}
     {%- endif -%}
@@ -28,7 +29,7 @@
         list_sum(
             list_transform(
                 {{ items }},
-                lambda item: cast(item.{{ amount_field }} as decimal(38, 10))
+                lambda item: cast(struct_extract(item, '{{ amount_field }}') as decimal(38, 10))
             )
         ),
         cast(0 as decimal(38, 10))

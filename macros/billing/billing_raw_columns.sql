@@ -1,9 +1,10 @@
 {#- The lower-cased column names a raw table has in the warehouse, or none when they cannot be
-    known (at parse time, or before the loader has created the table). Optional source columns
-    (the AWS `net_` columns, `Cost` vs `CostInBillingCurrency`, …) come and go with the files,
-    so staging reads them through `billing_raw_column`, which needs this list. -#}
+    known (at parse time, in a unit test, or before the loader has created the table).
+    Optional source columns (the AWS `net_` columns, `Cost` vs `CostInBillingCurrency`, …)
+    come and go with the files, so staging reads them through `billing_raw_column`, which
+    needs this list. -#}
 {% macro billing_raw_columns(source_name, table_name) -%}
-    {%- if not execute -%}
+    {%- if not execute or not graph.get('sources') -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set matches = graph.sources.values()

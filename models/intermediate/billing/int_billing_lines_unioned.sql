@@ -1,26 +1,30 @@
 {#- Every cloud bill line of every format in one billing-line shape: the AWS (both CUR
-    formats), Google Cloud, Azure and FOCUS staging models unioned, plus the Google Cloud
-    commitment fee spread as `amortized_commitment_cost`. One row per source billing line. -#}
-{%- set staged_models = [
-    'stg_aws__cur_legacy_billing_lines',
-    'stg_aws__cur2_billing_lines',
-    'stg_gcp__billing_lines',
-    'stg_azure__billing_lines',
-    'stg_focus__billing_lines',
-] -%}
+    formats), Google Cloud, Azure and FOCUS staging models unioned by column name, plus the
+    Google Cloud commitment fee spread as `amortized_commitment_cost` and the unspread part of
+    Google commitment fees as commitment waste. One row per source billing line. -#}
 
 with
 
-{% for model_name in staged_models %}
-{{ model_name }} as (
-    select
-        {%- for column_name in billing_line_columns() %}
-        {{ column_name }}{{ ',' if not loop.last }}
-        {%- endfor %}
-    from {{ ref(model_name) }}
+aws_cur_legacy_lines as (
+    select * from {{ ref('stg_aws__cur_legacy_billing_lines') }}
 ),
 
-{% endfor -%}
+aws_cur2_lines as (
+    select * from {{ ref('stg_aws__cur2_billing_lines') }}
+),
+
+gcp_lines as (
+    select * from {{ ref('stg_gcp__billing_lines') }}
+),
+
+azure_lines as (
+    select * from {{ ref('stg_azure__billing_lines') }}
+),
+
+focus_lines as (
+    select * from {{ ref('stg_focus__billing_lines') }}
+),
+
 commitment_fees_spread as (
     select
         billing_line_id,
@@ -29,35 +33,79 @@ commitment_fees_spread as (
 ),
 
 unioned as (
-    {% for model_name in staged_models -%}
-    select * from {{ model_name }}
-    {% if not loop.last %}union all
-    {% endif -%}
-    {%- endfor %}
+    select {{ billing_line_columns() | join(', ') }}
+    from aws_cur_legacy_lines
+    union all
+    select {{ billing_line_columns() | join(', ') }}
+    from aws_cur2_lines
+    union all
+    select {{ billing_line_columns() | join(', ') }}
+    from gcp_lines
+    union all
+    select {{ billing_line_columns() | join(', ') }}
+    from azure_lines
+    union all
+    select {{ billing_line_columns() | join(', ') }}
+    from focus_lines
 ),
 
 final as (
     select
-        {%- for column_name in billing_line_columns() %}
-        {%- if column_name == 'commitment_waste_cost' %}
-        -- A Google commitment fee that no CUD credit that day took up is wasted commitment.
-        cast(
-            case
-                when unioned.provider = 'gcp' and unioned.is_commitment_fee
-                    then unioned.effective_cost
-                    + coalesce(commitment_fees_spread.amortized_commitment_cost, 0)
-                else unioned.commitment_waste_cost
-            end as decimal(38, 10)
-        ) as commitment_waste_cost,
-        {%- elif column_name == 'effective_cost' %}
+        unioned.billing_line_id,
+        unioned.provider,  -- noqa: RF04
+        unioned.source_format,
+        unioned.source_file,
+        unioned.source_row_number,
+        unioned.billing_account_id,
+        unioned.sub_account_id,
+        unioned.billing_period_start,
+        unioned.charge_period_start,
+        unioned.charge_period_end,
+        unioned.charge_date,
+        unioned.resource_id,
+        unioned.resource_key,
+        unioned.azure_vm_instance,
+        unioned.resource_type,
+        unioned.service_category,
+        unioned.charge_category,
+        unioned.pricing_category,
+        unioned.line_item_type,
+        unioned.service_name,
+        unioned.sku_description,
+        unioned.usage_type,
+        unioned.operation,  -- noqa: RF04
+        unioned.region,
+        unioned.instance_type,
+        unioned.usage_quantity,
+        unioned.usage_unit,
+        unioned.usage_hours,
+        unioned.list_cost,
+        unioned.billed_cost,
         unioned.effective_cost,
         cast(
             coalesce(commitment_fees_spread.amortized_commitment_cost, 0) as decimal(38, 10)
         ) as amortized_commitment_cost,
-        {%- else %}
-        unioned.{{ column_name }}{{ ',' if not loop.last }}
-        {%- endif %}
-        {%- endfor %}
+        unioned.is_net_cost_fallback,
+        unioned.counts_as_resource_cost,
+        unioned.is_compute_instance_usage,
+        unioned.is_data_transfer,
+        unioned.is_split_cost_row,
+        unioned.is_control_plane_fee,
+        unioned.is_commitment_fee,
+        unioned.cud_credit_amount,
+        -- A Google commitment fee that no CUD credit took up that day is wasted commitment.
+        cast(
+            case
+                when unioned.provider = 'gcp' and unioned.is_commitment_fee
+                    then
+                        unioned.effective_cost
+                        + coalesce(commitment_fees_spread.amortized_commitment_cost, 0)
+                else unioned.commitment_waste_cost
+            end as decimal(38, 10)
+        ) as commitment_waste_cost,
+        unioned.currency,
+        unioned.tags,
+        unioned.loaded_at
     from unioned
     left join commitment_fees_spread
         on unioned.billing_line_id = commitment_fees_spread.billing_line_id

@@ -69,11 +69,13 @@ shares as (
         ) as share_rank
     from covered_lines
     inner join covered_per_day
-        on covered_lines.billing_account_id = covered_per_day.billing_account_id
-        and covered_lines.charge_date = covered_per_day.charge_date
+        on
+            covered_lines.billing_account_id = covered_per_day.billing_account_id
+            and covered_lines.charge_date = covered_per_day.charge_date
     inner join fees_per_day
-        on covered_lines.billing_account_id = fees_per_day.billing_account_id
-        and covered_lines.charge_date = fees_per_day.charge_date
+        on
+            covered_lines.billing_account_id = fees_per_day.billing_account_id
+            and covered_lines.charge_date = fees_per_day.charge_date
 ),
 
 exact_shares as (
@@ -85,8 +87,9 @@ exact_shares as (
             rounded_share
             + case
                 when share_rank = 1
-                    then commitment_fee_cost
-                    - sum(rounded_share) over (partition by billing_account_id, charge_date)
+                    then
+                        commitment_fee_cost
+                        - sum(rounded_share) over (partition by billing_account_id, charge_date)
                 else 0
             end
             as decimal(38, 10)
@@ -102,8 +105,9 @@ fee_offsets as (
         cast(-gcp_lines.effective_cost as decimal(38, 10)) as amortized_commitment_cost
     from gcp_lines
     inner join covered_per_day
-        on gcp_lines.billing_account_id = covered_per_day.billing_account_id
-        and gcp_lines.charge_date = covered_per_day.charge_date
+        on
+            gcp_lines.billing_account_id = covered_per_day.billing_account_id
+            and gcp_lines.charge_date = covered_per_day.charge_date
     where gcp_lines.is_commitment_fee
 ),
 

@@ -15,7 +15,7 @@ storage_usage as (
         pv_name,
         storageclass,
         csi_volume_handle,
-        pvc_capacity_bytes
+        capacity_bytes
     from {{ ref('stg_koku__storage_usage') }}
 ),
 
@@ -59,7 +59,7 @@ volume_days as (
         max(namespace) as namespace,
         max(storageclass) as storageclass,
         max(csi_volume_handle) as csi_volume_handle,
-        max(pvc_capacity_bytes) / 1073741824.0 as capacity_gib,
+        max(capacity_bytes) / 1073741824.0 as capacity_gib,
         count(distinct interval_start) as hours_claimed
     from storage_usage
     where pv_name is not null

@@ -105,7 +105,7 @@ listings_ranked as (
         node_listings.azure_vm_index,
         row_number() over (
             partition by node_days.cluster_id, node_days.node, node_days.usage_date
-            order by node_listings.first_seen desc nulls last, node_listings.provider_id
+            order by node_listings.first_seen desc nulls last, node_listings.provider_id asc
         ) as listing_rank
     from node_days
     inner join node_listings

@@ -11,7 +11,7 @@ billing_lines as (
 final as (
     select
         cast(billing_line_id as {{ dbt.type_string() }}) as billing_line_id,
-        cast(provider as {{ dbt.type_string() }}) as provider,
+        cast(provider as {{ dbt.type_string() }}) as provider,  -- noqa: RF04
         cast(source_format as {{ dbt.type_string() }}) as source_format,
         cast(source_file as {{ dbt.type_string() }}) as source_file,
         cast(source_row_number as {{ dbt.type_bigint() }}) as source_row_number,
@@ -32,12 +32,12 @@ final as (
         cast(service_name as {{ dbt.type_string() }}) as service_name,
         cast(sku_description as {{ dbt.type_string() }}) as sku_description,
         cast(usage_type as {{ dbt.type_string() }}) as usage_type,
-        cast(operation as {{ dbt.type_string() }}) as operation,
+        cast(operation as {{ dbt.type_string() }}) as operation,  -- noqa: RF04
         cast(region as {{ dbt.type_string() }}) as region,
         cast(instance_type as {{ dbt.type_string() }}) as instance_type,
-        cast(usage_quantity as {{ dbt.type_float() }}) as usage_quantity,
+        cast(usage_quantity as double) as usage_quantity,
         cast(usage_unit as {{ dbt.type_string() }}) as usage_unit,
-        cast(usage_hours as {{ dbt.type_float() }}) as usage_hours,
+        cast(usage_hours as double) as usage_hours,
         cast(list_cost as decimal(38, 10)) as list_cost,
         cast(billed_cost as decimal(38, 10)) as billed_cost,
         cast(effective_cost as decimal(38, 10)) as effective_cost,

@@ -54,7 +54,7 @@ renamed as (
         coalesce(
             {{ billing_to_amount('cost_in_billing_currency') }},
             {{ billing_to_amount('cost') }}
-        ) as cost,
+        ) as cost_amount,
         {{ billing_to_amount('payg_price') }} as payg_price,
         coalesce(billing_currency_code, billing_currency) as currency,
         charge_type,
@@ -127,7 +127,7 @@ classified as (
 final as (
     select
         {{ surrogate_key(['source_file', 'source_row_number']) }} as billing_line_id,
-        'azure' as provider,
+        'azure' as provider,  -- noqa: RF04
         'azure_amortized' as source_format,
         source_file,
         source_row_number,
@@ -181,22 +181,23 @@ final as (
         meter_category as service_name,
         meter_name as sku_description,
         meter_subcategory as usage_type,
-        cast(null as {{ dbt.type_string() }}) as operation,
+        cast(null as {{ dbt.type_string() }}) as operation,  -- noqa: RF04
         region,
         additional_info_vm_size as instance_type,
         cast(quantity as double) as usage_quantity,
         unit_of_measure as usage_unit,
         case
-            when resource_type = 'instance'
+            when
+                resource_type = 'instance'
                 and charge_category = 'usage'
                 and meter_category = 'Virtual Machines'
                 and not is_data_transfer
                 then cast(quantity as double)
         end as usage_hours,
-        cast(coalesce(payg_price * quantity, cost) as decimal(38, 10)) as list_cost,
+        cast(coalesce(payg_price * quantity, cost_amount) as decimal(38, 10)) as list_cost,
         -- The amortized export has one cost: it is both what is billed and what is effective.
-        cast(cost as decimal(38, 10)) as billed_cost,
-        cast(cost as decimal(38, 10)) as effective_cost,
+        cast(cost_amount as decimal(38, 10)) as billed_cost,
+        cast(cost_amount as decimal(38, 10)) as effective_cost,
         false as is_net_cost_fallback,
         charge_category = 'usage' and resource_id is not null as counts_as_resource_cost,
         resource_type = 'instance'
@@ -214,7 +215,8 @@ final as (
         cast(0 as decimal(38, 10)) as cud_credit_amount,
         cast(
             case
-                when lower(charge_type) in ('unusedreservation', 'unusedsavingsplan') then cost
+                when lower(charge_type) in ('unusedreservation', 'unusedsavingsplan')
+                    then cost_amount
                 else 0
             end as decimal(38, 10)
         ) as commitment_waste_cost,

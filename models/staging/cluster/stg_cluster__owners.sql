@@ -22,7 +22,7 @@ typed as (
         trim(cluster_id) as cluster_id,
         trim(namespace) as namespace,
         trim(kind) as kind,
-        trim(name) as name,
+        trim(name) as name,  -- noqa: RF04
         nullif(trim(owner_kind), '') as owner_kind,
         nullif(trim(owner_name), '') as owner_name,
         _source_file as source_file,

@@ -41,7 +41,7 @@ unioned as (
         'config' as price_source,
         1 as source_precedence,
         trim(cluster_id) as cluster_id,
-        lower(trim(resource)) as resource,
+        lower(trim(resource)) as resource,  -- noqa: RF04
         lower(trim(selector_type)) as selector_type,
         trim(selector) as selector,
         cast(price as double) as price,
@@ -58,7 +58,7 @@ unioned as (
         'file' as price_source,
         2 as source_precedence,
         trim(cluster_id) as cluster_id,
-        lower(trim(resource)) as resource,
+        lower(trim(resource)) as resource,  -- noqa: RF04
         lower(trim(selector_type)) as selector_type,
         trim(selector) as selector,
         cast(nullif(trim(price), '') as double) as price,
@@ -98,7 +98,7 @@ ranked as (
         row_number() over (
             partition by cluster_id, resource, selector_type, selector, effective_from
             order by
-                source_precedence,
+                source_precedence asc,
                 loaded_at desc,
                 source_file desc,
                 source_position desc

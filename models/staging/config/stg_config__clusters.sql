@@ -16,7 +16,7 @@ source as (
 final as (
     select
         cast(cluster_id as {{ dbt.type_string() }}) as cluster_id,
-        lower(cast(provider as {{ dbt.type_string() }})) as provider,
+        lower(cast(provider as {{ dbt.type_string() }})) as provider,  -- noqa: RF04
         cast(has_billing_link as boolean) as has_billing_link,
         cast(currency as {{ dbt.type_string() }}) as currency,
         cast(default_team as {{ dbt.type_string() }}) as default_team,

@@ -17,7 +17,7 @@ final as (
         lower(cast(pool as {{ dbt.type_string() }})) as pool,
         cast(team as {{ dbt.type_string() }}) as team,
         cast(cost_center as {{ dbt.type_string() }}) as cost_center,
-        cast(percent as double) as percent
+        cast(percent as double) as percent  -- noqa: RF04
     from source
 )
 

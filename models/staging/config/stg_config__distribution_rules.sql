@@ -19,7 +19,7 @@ final as (
     select
         cast(cluster_id as {{ dbt.type_string() }}) as cluster_id,
         lower(cast(pool as {{ dbt.type_string() }})) as pool,
-        lower(cast(rule as {{ dbt.type_string() }})) as rule,
+        lower(cast(rule as {{ dbt.type_string() }})) as rule,  -- noqa: RF04
         lower(cast(basis as {{ dbt.type_string() }})) as basis,
         cast(hybrid_share as double) as hybrid_share,
         lower(cast(scope as {{ dbt.type_string() }})) as scope,

@@ -1,35 +1,16 @@
 -- One row per DNS prefix dropped from label keys in their sanitized form (SPEC §6): the
--- shipped defaults (seed label_dns_prefixes: app.kubernetes.io, kubernetes.io, k8s.io) plus a
--- user's own (`labels.dns_prefixes`, e.g. example.com), with the `sanitized_prefix` the
--- operator's keys carry (`example_com_`). config.label_dns_prefixes (column dns_prefix) is read
--- when the config writer provides it; until then only the defaults apply.
-{%- set config_relation = source('config', 'clusters') %}
-{%- set configured_relation = none %}
-{%- if execute %}
-    {%- set configured_relation = adapter.get_relation(
-        database=config_relation.database,
-        schema=config_relation.schema,
-        identifier='label_dns_prefixes',
-    ) %}
-{%- endif %}
-
+-- shipped defaults (seed label_key_dns_prefixes: app.kubernetes.io, kubernetes.io, k8s.io) plus
+-- the user's own (`labels.dns_prefixes`, e.g. example.com), with the `sanitized_prefix` the
+-- operator's keys carry (`example_com_`).
 with
 
 default_prefixes as (
-    select dns_prefix from {{ ref('label_dns_prefixes') }}
+    select dns_prefix from {{ ref('label_key_dns_prefixes') }}
 ),
 
-{% if configured_relation is not none -%}
 configured_prefixes as (
-    select dns_prefix from {{ configured_relation }}
+    select dns_prefix from {{ source('config', 'label_dns_prefixes') }}
 ),
-{%- else -%}
-configured_prefixes as (
-    select cast(null as {{ dbt.type_string() }}) as dns_prefix
-    from default_prefixes
-    where 1 = 0
-),
-{%- endif %}
 
 unioned as (
     select

@@ -21,7 +21,7 @@ final as (
         cast(list_position as integer) as list_position,
         cast(cluster_id as {{ dbt.type_string() }}) as cluster_id,
         cast(label_key as {{ dbt.type_string() }}) as label_key,
-        lower(cast(operator as {{ dbt.type_string() }})) as operator,
+        lower(cast(operator as {{ dbt.type_string() }})) as operator,  -- noqa: RF04
         cast(label_values as {{ dbt.type_string() }}) as label_values,
         cast(team as {{ dbt.type_string() }}) as team,
         cast(cost_center as {{ dbt.type_string() }}) as cost_center,

@@ -73,10 +73,12 @@ classified as (
         *,
         lower(resource_id) as resource_key,
         case
-            when focus_resource_type like '%virtual machine%'
+            when
+                focus_resource_type like '%virtual machine%'
                 or focus_resource_type like '%instance%'
                 then 'instance'
-            when focus_resource_type like '%disk%'
+            when
+                focus_resource_type like '%disk%'
                 or focus_resource_type like '%volume%'
                 then 'volume'
             when focus_resource_type like '%load balancer%' then 'load_balancer'
@@ -99,10 +101,12 @@ classified as (
         -- FOCUS 1.0 names first; the 1.0-preview names (On-Demand, Spot, Commitment-Based) too.
         case
             when focus_pricing_category in ('dynamic', 'spot') then 'spot'
-            when focus_pricing_category in ('committed', 'commitment-based')
+            when
+                focus_pricing_category in ('committed', 'commitment-based')
                 and commitment_discount_type like '%savings%'
                 then 'savings_plan'
-            when focus_pricing_category in ('committed', 'commitment-based')
+            when
+                focus_pricing_category in ('committed', 'commitment-based')
                 and commitment_discount_type like '%reserv%'
                 then 'reserved'
             when focus_pricing_category in ('committed', 'commitment-based') then 'committed'
@@ -114,7 +118,7 @@ classified as (
 final as (
     select
         {{ surrogate_key(['source_file', 'source_row_number']) }} as billing_line_id,
-        'focus' as provider,
+        'focus' as provider,  -- noqa: RF04
         'focus' as source_format,
         source_file,
         source_row_number,
@@ -147,13 +151,14 @@ final as (
         service_name,
         charge_description as sku_description,
         sku_id as usage_type,
-        cast(null as {{ dbt.type_string() }}) as operation,
+        cast(null as {{ dbt.type_string() }}) as operation,  -- noqa: RF04
         region,
         cast(null as {{ dbt.type_string() }}) as instance_type,
         cast(consumed_quantity as double) as usage_quantity,
         consumed_unit as usage_unit,
         case
-            when resource_type = 'instance'
+            when
+                resource_type = 'instance'
                 and charge_category = 'usage'
                 and not is_data_transfer
                 and lower(consumed_unit) like 'hour%'

@@ -50,9 +50,9 @@ renamed as (
         resource_name,
         resource_global_name,
         coalesce(location_region, location_location) as region,
-        location_zone as zone,
+        location_zone,
         cost_type,
-        {{ billing_to_amount('cost') }} as cost,
+        {{ billing_to_amount('cost') }} as gcp_cost,
         {{ billing_to_amount('cost_at_list') }} as cost_at_list,
         {{ billing_json_array_sum('credits') }} as credits_amount,
         -- Resource-based and spend-based committed use discounts alike.
@@ -103,7 +103,8 @@ classified as (
                 then {{ billing_resource_type_from_id(
                     'lower(coalesce(resource_global_name, resource_name))'
                 ) }}
-            when resource_name is not null
+            when
+                resource_name is not null
                 and service_description = 'Compute Engine'
                 and (
                     lower(sku_description) like '%instance core%'
@@ -112,7 +113,8 @@ classified as (
                     or lower(sku_description) like '%ram running%'
                 )
                 then 'instance'
-            when resource_name is not null
+            when
+                resource_name is not null
                 and (
                     lower(sku_description) like '%pd capacity%'
                     or lower(sku_description) like 'hyperdisk%'
@@ -142,8 +144,8 @@ keyed as (
                     {{ dbt.concat([
                         "'projects/'",
                         'project_id',
-                        "case when zone is not null then '/zones/' else '/regions/' end",
-                        'coalesce(zone, region)',
+                        "case when location_zone is not null then '/zones/' else '/regions/' end",
+                        'coalesce(location_zone, region)',
                         "'/disks/'",
                         "regexp_extract(resource_name, '([^/]+)$', 1)",
                     ]) }}
@@ -152,7 +154,7 @@ keyed as (
         end as resource_key,
         case
             when lower(sku_description) like 'commitment%' then 'commitment'
-            when cost = 0 and credits_amount != 0 then 'credit'
+            when gcp_cost = 0 and credits_amount != 0 then 'credit'
             else coalesce(cost_type, 'regular')
         end as line_item_type
     from classified
@@ -180,7 +182,7 @@ categorized as (
 final as (
     select
         {{ surrogate_key(['source_file', 'source_row_number']) }} as billing_line_id,
-        'gcp' as provider,
+        'gcp' as provider,  -- noqa: RF04
         'gcp_detailed' as source_format,
         source_file,
         source_row_number,
@@ -204,11 +206,13 @@ final as (
             when resource_type = 'instance' then 'compute'
             when resource_type = 'volume' then 'storage'
             when resource_type = 'load_balancer' then 'network'
-            when lower(sku_description) like '%storage%'
+            when
+                lower(sku_description) like '%storage%'
                 or lower(sku_description) like '%snapshot%'
                 or service_description in ('Cloud Storage', 'Filestore')
                 then 'storage'
-            when lower(sku_description) like '%network%'
+            when
+                lower(sku_description) like '%network%'
                 or lower(sku_description) like '%load balanc%'
                 or lower(sku_description) like '%ip address%'
                 or service_description in ('Networking', 'Cloud DNS', 'Cloud CDN')
@@ -224,7 +228,7 @@ final as (
         service_description as service_name,
         sku_description,
         sku_id as usage_type,
-        cast(null as {{ dbt.type_string() }}) as operation,
+        cast(null as {{ dbt.type_string() }}) as operation,  -- noqa: RF04
         region,
         machine_spec as instance_type,
         cast(usage_amount as double) as usage_quantity,
@@ -232,19 +236,21 @@ final as (
         -- Instance Core usage is in vCPU-seconds: divided by the machine's cores it is the hours
         -- the instance ran. Only the core row carries hours, so RAM rows don't double them.
         case
-            when resource_type = 'instance'
+            when
+                resource_type = 'instance'
                 and charge_category = 'usage'
                 and not is_data_transfer
                 and service_description = 'Compute Engine'
                 and lower(sku_description) like '%core%'
                 and usage_unit = 'seconds'
-                then cast(usage_amount as double)
-                / 3600
-                / coalesce(cast(nullif(machine_cores, 0) as double), 1)
+                then
+                    cast(usage_amount as double)
+                    / 3600
+                    / coalesce(cast(nullif(machine_cores, 0) as double), 1)
         end as usage_hours,
-        cast(coalesce(cost_at_list, cost) as decimal(38, 10)) as list_cost,
-        cast(cost + credits_amount as decimal(38, 10)) as billed_cost,
-        cast(cost + credits_amount as decimal(38, 10)) as effective_cost,
+        cast(coalesce(cost_at_list, gcp_cost) as decimal(38, 10)) as list_cost,
+        cast(gcp_cost + credits_amount as decimal(38, 10)) as billed_cost,
+        cast(gcp_cost + credits_amount as decimal(38, 10)) as effective_cost,
         false as is_net_cost_fallback,
         charge_category = 'usage'
         and coalesce(resource_name, resource_global_name) is not null as counts_as_resource_cost,

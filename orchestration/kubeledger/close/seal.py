@@ -253,8 +253,7 @@ def corrections_of(con: duckdb.DuckDBPyConnection, month: str) -> list[dict]:
     if not _sealed_schema_exists(con):
         return []
     cursor = con.execute(
-        f"select * from {SCHEMA}.correction_bills where bill_month = ? "
-        "order by correction_number",
+        f"select * from {SCHEMA}.correction_bills where bill_month = ? order by correction_number",
         [month],
     )
     names = [column[0] for column in cursor.description]
@@ -322,13 +321,25 @@ def seal_month(
                     ? as ledger_version
                 """,
                 [
-                    month, bill_id, summary["month_start_date"], summary["bill_status"],
-                    summary["blended_factor"], summary["target_cost"], summary["billed_cost"],
-                    summary["estimated_cost"], summary["invoice_cost"], summary["slice_count"],
-                    summary["reconciled_slice_count"], summary["cluster_count"],
-                    summary["line_count"], summary["billing_line_count"],
-                    ", ".join(summary["estimated_clusters"]) or None, summary["currency"],
-                    as_of, sealed_at, ledger_version,
+                    month,
+                    bill_id,
+                    summary["month_start_date"],
+                    summary["bill_status"],
+                    summary["blended_factor"],
+                    summary["target_cost"],
+                    summary["billed_cost"],
+                    summary["estimated_cost"],
+                    summary["invoice_cost"],
+                    summary["slice_count"],
+                    summary["reconciled_slice_count"],
+                    summary["cluster_count"],
+                    summary["line_count"],
+                    summary["billing_line_count"],
+                    ", ".join(summary["estimated_clusters"]) or None,
+                    summary["currency"],
+                    as_of,
+                    sealed_at,
+                    ledger_version,
                 ],
             )
         except duckdb.ConstraintException as exc:
@@ -493,8 +504,17 @@ def seal_correction(
             select ?, ?, ?, ?, cast(? as decimal(38, 2)), ?, cast(? as date),
                 cast(? as timestamp), ?
             """,
-            [correction_id, bill_id, month, number, delta_total, changed, as_of, sealed_at,
-             ledger_version],
+            [
+                correction_id,
+                bill_id,
+                month,
+                number,
+                delta_total,
+                changed,
+                as_of,
+                sealed_at,
+                ledger_version,
+            ],
         )
         con.execute(
             f"""
@@ -681,8 +701,7 @@ def _refuse_blocked(con: duckdb.DuckDBPyConnection, month: str) -> None:
     ).fetchall()
     if blocked:
         names = "; ".join(
-            f"{cluster} {family}: {reason}"
-            + (f" (factor {factor})" if factor is not None else "")
+            f"{cluster} {family}: {reason}" + (f" (factor {factor})" if factor is not None else "")
             for cluster, family, reason, factor in blocked
         )
         raise SealError(f"month {month} has blocked clusters, nothing was sealed: {names}")
@@ -754,8 +773,9 @@ def _bill_summary(con: duckdb.DuckDBPyConnection, month: str) -> dict:
         from _seal_slices
         """
     ).fetchone()
-    (month_start, target, estimate, invoice, slices, reconciled, clusters, currency,
-     currencies) = row
+    (month_start, target, estimate, invoice, slices, reconciled, clusters, currency, currencies) = (
+        row
+    )
     if currencies > 1:
         raise SealError(
             f"month {month} mixes currencies across clusters; bills are per currency and an "

@@ -11,6 +11,7 @@ supplementary CSVs), `aws` / `gcp` / `azure` (bills), `onprem` (rate card), `con
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from kubeledger.generate.gcp import write_gcp
 from kubeledger.generate.onprem import write_rate_cards
 from kubeledger.generate.pods import build_cluster_pods
 from kubeledger.generate.tables import load_tables
-from kubeledger.generate.usage import write_supplementary, write_usage
+from kubeledger.generate.usage import usage_jobs, write_supplementary
 
 __all__ = ["generate_fleet"]
 
@@ -42,14 +43,15 @@ def generate_fleet(
     pods_per_node: int = 15,
     progress: Callable[[str], None] | None = None,
     gzip_usage: bool = False,
-    threads: int | None = None,
+    workers: int | None = None,
 ) -> dict:
     """Write `out_dir/landing/...` and `out_dir/kubeledger.yml`; return a summary.
 
     `clusters` takes the first N of eks-prod, gke-analytics, aks-web, onprem-dc1 (then
     eks-prod-2, …); `nodes` is the fleet total, spread evenly. The bills cover usage through
     `billed_through` (default: the last two days of usage are not billed yet). An existing
-    `out_dir/landing` is replaced.
+    `out_dir/landing` is replaced. `gzip_usage` writes the operator reports as .csv.gz;
+    `workers` is how many files are written at once (default: one per CPU).
     """
     if clusters < 1 or nodes < 1 or days < 1 or pods_per_node < 4:
         raise ValueError("need clusters >= 1, nodes >= 1, days >= 1, pods_per_node >= 4")
@@ -71,7 +73,10 @@ def generate_fleet(
         shutil.rmtree(landing)
     landing.mkdir(parents=True)
 
-    ctx = Context(fleet=fleet, out_dir=out_dir, con=connect(threads), progress=say)
+    ctx = Context(
+        fleet=fleet, out_dir=out_dir, con=connect(), progress=say,
+        workers=workers or os.cpu_count() or 1,
+    )
     pods = []
     for cluster in fleet.clusters:
         pods.append(build_cluster_pods(fleet, cluster, first_uid=sum(len(p.segments) for p in pods)))
@@ -81,13 +86,15 @@ def generate_fleet(
 
     for cluster in fleet.clusters:
         write_supplementary(ctx, cluster)
-        write_usage(ctx, cluster, gzip_usage=gzip_usage)
+    ctx.run_parallel(
+        [job for cluster in fleet.clusters for job in usage_jobs(ctx, cluster, gzip_usage)]
+    )
     write_aws(ctx)
     write_gcp(ctx)
     write_azure(ctx)
     write_rate_cards(ctx)
     config = write_config(out_dir, fleet.clusters)
-    ctx.con.close()
+    ctx.close()
 
     cluster_summaries = []
     for cluster, cluster_pods in zip(fleet.clusters, pods, strict=True):

@@ -83,7 +83,7 @@ def write_aws(ctx: Context) -> None:
     if not any(c.provider == "aws" for c in ctx.fleet.clusters):
         return
     rand = ctx.fleet.rand
-    con = ctx.con
+    con = ctx.cursor()
     last = sql_str(params.last_billed.isoformat())
     rates = ", ".join(
         f"({sql_str(t)}, {ON_DEMAND[t]}, {RESERVED[t]})" for t in sorted(ON_DEMAND)
@@ -437,6 +437,19 @@ def _write_month(
                     },
                     f"""from (select coalesce(sum(amount), 0) as used from aws_daily
                              where line_type = 'DiscountedUsage' and {month})""",
+                )
+            )
+            parts.append(
+                (
+                    {
+                        **monthly_ts,
+                        "line_type": "'EdpDiscount'",
+                        "product_code": "'AmazonEC2'",
+                        "cost": f"-{EDP_SHARE} * {reserved_count * hours} * {fee}",
+                        "net_cost": "0",
+                        "description": "'Enterprise Discount Program discount'",
+                    },
+                    "from (select 1)",
                 )
             )
         parts.append(

@@ -57,7 +57,7 @@ def write_azure(ctx: Context) -> None:
     if not clusters:
         return
     rand = ctx.fleet.rand
-    con = ctx.con
+    con = ctx.cursor()
     last = sql_str(params.last_billed.isoformat())
     groups = ", ".join(f"({sql_str(c.cluster_id)}, {sql_str(c.resource_group)})" for c in clusters)
     reservation = (

@@ -3,8 +3,10 @@ the bookkeeping of what was written."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +35,10 @@ class Context:
     files: Counter = field(default_factory=Counter)
     rows: Counter = field(default_factory=Counter)
     bytes: Counter = field(default_factory=Counter)
+    workers: int = 1
+    _local: threading.local = field(default_factory=threading.local)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _cursors: list = field(default_factory=list)
 
     @property
     def landing(self) -> Path:
@@ -49,25 +55,51 @@ class Context:
         self.con.execute(f"create or replace table {name} as select * from _incoming")
         self.con.unregister("_incoming")
 
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's connection to the shared in-memory database."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self.con.cursor()
+            with self._lock:
+                self._cursors.append(cursor)
+        return cursor
+
     def copy(self, query: str, path: Path, kind: str, options: str = "format csv, header") -> int:
         """COPY a query to a file and count it under `kind` in the summary."""
         path.parent.mkdir(parents=True, exist_ok=True)
         target = str(path).replace("'", "''")
-        count = self.con.execute(f"copy ({query}) to '{target}' ({options})").fetchone()[0]
+        count = self.cursor().execute(f"copy ({query}) to '{target}' ({options})").fetchone()[0]
         self.note(path, kind, count)
         return count
 
     def note(self, path: Path, kind: str, rows: int) -> None:
-        self.files[kind] += 1
-        self.rows[kind] += rows
-        self.bytes[kind] += path.stat().st_size
+        size = path.stat().st_size
+        with self._lock:
+            self.files[kind] += 1
+            self.rows[kind] += rows
+            self.bytes[kind] += size
+
+    def run_parallel(self, jobs: list[Callable[[], None]]) -> None:
+        """Run independent file writers on `workers` threads, one DuckDB cursor each.
+
+        DuckDB itself runs single-threaded (see `connect`): one thread per file keeps each
+        file's row order deterministic and is faster than DuckDB's order-preserving
+        parallel CSV writer."""
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            for future in [pool.submit(job) for job in jobs]:
+                future.result()
+
+    def close(self) -> None:
+        for cursor in self._cursors:
+            cursor.close()
+        self.con.close()
 
 
-def connect(threads: int | None = None) -> duckdb.DuckDBPyConnection:
+def connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    if threads:
-        con.execute(f"set threads = {int(threads)}")
+    con.execute("set threads = 1")
     con.execute("set preserve_insertion_order = true")
+    con.execute("set enable_progress_bar = false")
     con.execute(NUMBER_MACRO)
     return con
 

@@ -54,7 +54,7 @@ def write_gcp(ctx: Context) -> None:
     gcp_clusters = {c.cluster_id for c in ctx.fleet.clusters if c.provider == "gcp"}
     if not gcp_clusters:
         return
-    con = ctx.con
+    con = ctx.cursor()
     last = sql_str(params.last_billed.isoformat())
     committed = [i for i in ctx.fleet.instances
                  if i.gen == 0 and i.cluster_id in gcp_clusters and i.purchase == "committed"]
@@ -196,7 +196,7 @@ def write_gcp(ctx: Context) -> None:
                         "sku_desc": f"'Commitment v1: N2 {name} in Americas for 1 Year'",
                         "start_ts": day_ts,
                         "cost": f"round({quantity} * 24 * {rate}, 6)",
-                        "amount": f"{quantity}.0 * 86400"
+                        "amount": f"{quantity}::double * 86400"
                                   + (f" * {GIB}" if name == "Ram" else ""),
                         "unit": "'seconds'" if name == "Core" else "'byte-seconds'",
                         "pricing_amount": f"{quantity} * 24",

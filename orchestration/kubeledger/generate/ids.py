@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 # Kubernetes' own alphabet for generated name suffixes (no vowels, no look-alikes).
 K8S_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -69,6 +71,7 @@ def label_string(labels: dict[str, str]) -> str:
     return "|".join(f"label_{key}:{value}" for key, value in pairs)
 
 
+@lru_cache(maxsize=4096)
 def sanitize(key: str) -> str:
     """Prometheus label-name sanitizing, as kube-state-metrics applies it."""
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else "_" for ch in key)
+    return re.sub(r"[^A-Za-z0-9_]", "_", key)

@@ -135,7 +135,8 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
                 _segment(first_uid + len(segments), intent, instance, pod, labels, start, end)
             )
             template = intent.workload.template
-            if template.omit_owner:
+            if template.omit_owner and intent.run == 0:
+                # kube-state-metrics no longer knew the first ReplicaSet's pods
                 omitted.add(pod)
                 pod_owners = [row for row in pod_owners if row[0] != "Pod"]
             if workload_is_bare(template):

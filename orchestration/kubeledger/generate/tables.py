@@ -144,7 +144,12 @@ def load_tables(ctx: Context, pods: list[ClusterPods]) -> None:
         group by all
         """
     )
-    ctx.table("segments", [row for p in pods for row in p.segments], SEGMENTS)
+    # The pod report streams rows in this order (no sort at write time).
+    segments = sorted(
+        (row for p in pods for row in p.segments),
+        key=lambda r: (r["cluster_id"], r["node"], r["namespace"], r["pod"], r["seg_start_h"]),
+    )
+    ctx.table("segments", segments, SEGMENTS)
     ctx.table("pvcs", [row for p in pods for row in p.pvcs], PVCS)
     ctx.table("namespaces", [row for p in pods for row in p.namespaces], NAMESPACES)
     ctx.table("owners", [row for p in pods for row in p.owners], OWNERS)

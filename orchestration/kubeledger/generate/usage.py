@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 
 from kubeledger.generate.context import Context, sql_str
 from kubeledger.generate.fleet import Cluster
@@ -13,8 +14,37 @@ OPERATOR_VERSION = "4.0.0"
 REPORT_SUFFIXES = ("pod", "storage", "node_labels", "namespace_labels")
 
 
-def pod_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
-    """One row per pod per hour it ran; usage from hashes of (seed, pod, hour)."""
+def _stamp(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+def day_constants(ctx: Context, day: int) -> dict[str, str]:
+    """SQL literals for one day: the hours' interval strings and diurnal factors as lists
+    indexed by hour of day + 1, and the day's report period."""
+    start = dt.datetime.combine(ctx.fleet.params.day(day), dt.time())
+    hours = [start + dt.timedelta(hours=n) for n in range(24)]
+    period = start.replace(day=1)
+    following = (period + dt.timedelta(days=32)).replace(day=1)
+    diurnal = [0.8 + 0.3 * math.cos(2 * math.pi * (n - 15) / 24) for n in range(24)]
+    return {
+        "starts": "[" + ", ".join(sql_str(_stamp(h)) for h in hours) + "]",
+        "ends": "[" + ", ".join(sql_str(_stamp(h + dt.timedelta(seconds=3599))) for h in hours)
+        + "]",
+        "diurnal": "[" + ", ".join(f"{x:.6f}" for x in diurnal) + "]",
+        "period_start": sql_str(_stamp(period)),
+        "period_end": sql_str(_stamp(following)),
+    }
+
+
+def pod_report_sql(ctx: Context, cluster: Cluster, day: int) -> str:
+    """One row per pod per hour it ran; usage from hashes of (seed, pod, hour).
+
+    No ORDER BY: rows follow the segments table (sorted by node, namespace, pod) and then
+    the hour, which DuckDB preserves (preserve_insertion_order), so output is deterministic
+    without a sort of millions of rows.
+    """
+    lo, hi = day * 24, day * 24 + 24
+    const = day_constants(ctx, day)
     role_column = "" if cluster.kind == "onprem" else "node_role,"
     return f"""
         with seg as (
@@ -28,17 +58,19 @@ def pod_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
         ),
         timed as (
             select
-                expanded.*,
-                hours.interval_start, hours.interval_end, hours.rp_start, hours.rp_end,
-                hours.diurnal,
+                *,
+                {const["starts"]}[h - {lo} + 1] as interval_start,
+                {const["ends"]}[h - {lo} + 1] as interval_end,
+                {const["period_start"]} as rp_start,
+                {const["period_end"]} as rp_end,
+                {const["diurnal"]}[h - {lo} + 1] as diurnal,
                 case
-                    when expanded.h = inst_start_h then inst_first_secs
-                    when expanded.h = inst_end_h - 1 then inst_last_secs
+                    when h = inst_start_h then inst_first_secs
+                    when h = inst_end_h - 1 then inst_last_secs
                     else 3600
                 end as node_secs,
-                hash({ctx.seed}, pod_uid, expanded.h) as rnd
+                hash({ctx.seed}, pod_uid, h) as rnd
             from expanded
-            inner join hours on hours.h = expanded.h
         ),
         sized as (
             select
@@ -93,7 +125,6 @@ def pod_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
             nullif(resource_id, '') as resource_id,
             nullif(labels, '') as pod_labels
         from used
-        order by h, node, namespace, pod
     """
 
 
@@ -182,42 +213,49 @@ def namespace_labels_sql(cluster: Cluster, lo: int, hi: int) -> str:
     """
 
 
-def write_usage(ctx: Context, cluster: Cluster, gzip_usage: bool = False) -> None:
+def usage_jobs(ctx: Context, cluster: Cluster, gzip_usage: bool = False) -> list:
+    """One job per day: that day's four reports and its manifest."""
+    return [
+        lambda day=day: _write_usage_day(ctx, cluster, day, gzip_usage)
+        for day in range(ctx.fleet.params.days)
+    ]
+
+
+def _write_usage_day(ctx: Context, cluster: Cluster, day: int, gzip_usage: bool) -> None:
     params = ctx.fleet.params
     cid = cluster.cluster_id
     ext = ".csv.gz" if gzip_usage else ".csv"
     options = "format csv, header" + (", compression gzip" if gzip_usage else "")
-    for day in range(params.days):
-        date = params.day(day)
-        lo, hi = day * 24, day * 24 + 24
-        folder = ctx.landing / "usage" / cid / date.isoformat()
-        uuid = ctx.fleet.rand.uuid("manifest", cid, date.isoformat())
-        names = [f"{uuid}_openshift_usage_report.{n}{ext}" for n in range(len(REPORT_SUFFIXES))]
-        queries = (
-            pod_report_sql(ctx, cluster, lo, hi),
-            storage_report_sql(ctx, cluster, lo, hi),
-            node_labels_sql(cluster, lo, hi),
-            namespace_labels_sql(cluster, lo, hi),
-        )
-        for name, kind, query in zip(names, REPORT_SUFFIXES, queries, strict=True):
-            ctx.copy(query, folder / name, f"koku_{kind}", options)
-        start = dt.datetime.combine(date, dt.time(), dt.UTC)
-        manifest = {
-            "uuid": uuid,
-            "cluster_id": cid,
-            "version": OPERATOR_VERSION,
-            "date": (start + dt.timedelta(days=1, minutes=7)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "files": names,
-            "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "end": (start + dt.timedelta(hours=23, minutes=59, seconds=59)).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"
-            ),
-            "certified": False,
-        }
-        path = folder / "manifest.json"
-        path.write_text(json.dumps(manifest, indent=2) + "\n")
-        ctx.note(path, "manifest", 1)
-        ctx.progress(f"{cid}: usage {date.isoformat()}")
+    date = params.day(day)
+    lo, hi = day * 24, day * 24 + 24
+    folder = ctx.landing / "usage" / cid / date.isoformat()
+    uuid = ctx.fleet.rand.uuid("manifest", cid, date.isoformat())
+    names = [f"{uuid}_openshift_usage_report.{n}{ext}" for n in range(len(REPORT_SUFFIXES))]
+    queries = (
+        pod_report_sql(ctx, cluster, day),
+        storage_report_sql(ctx, cluster, lo, hi),
+        node_labels_sql(cluster, lo, hi),
+        namespace_labels_sql(cluster, lo, hi),
+    )
+    for name, kind, query in zip(names, REPORT_SUFFIXES, queries, strict=True):
+        ctx.copy(query, folder / name, f"koku_{kind}", options)
+    start = dt.datetime.combine(date, dt.time(), dt.UTC)
+    manifest = {
+        "uuid": uuid,
+        "cluster_id": cid,
+        "version": OPERATOR_VERSION,
+        "date": (start + dt.timedelta(days=1, minutes=7)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "files": names,
+        "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "end": (start + dt.timedelta(hours=23, minutes=59, seconds=59)).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
+        "certified": False,
+    }
+    path = folder / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    ctx.note(path, "manifest", 1)
+    ctx.progress(f"{cid}: usage {date.isoformat()}")
 
 
 def write_supplementary(ctx: Context, cluster: Cluster) -> None:

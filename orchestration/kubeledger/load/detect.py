@@ -203,13 +203,18 @@ def match_format(header: tuple[str, ...], source_file: str) -> FormatSpec | Igno
         if any(all(c.lower() in present for c in group) for group in spec.recognise):
             return spec
     expected = "; ".join(f"{spec.title}: {' + '.join(spec.recognise[0])}" for spec in FORMATS)
-    shown = ", ".join(header[:8]) + (", ..." if len(header) > 8 else "")
+    shown = ", ".join(_shorten(name) for name in header[:8]) + (", ..." if len(header) > 8 else "")
     raise LoadError(
         source_file,
         f"has a header no known format has (columns: {shown}).",
         fix=f"Expected one of: {expected}. Move files that are not landing data out of the "
         "landing folder, or check that the export kept its header row.",
     )
+
+
+def _shorten(name: str, limit: int = 40) -> str:
+    name = " ".join(name.split())
+    return name if len(name) <= limit else name[: limit - 3] + "..."
 
 
 def first_line(exc: BaseException) -> str:

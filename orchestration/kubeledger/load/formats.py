@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kubeledger.load.sql import day_sql, ident, month_start_sql
+from kubeledger.load.sql import ident, period_day_sql, period_month_sql
 
 Kind = Literal["usage", "billing", "supplementary"]
 
@@ -470,7 +470,9 @@ AWS_CUR_LEGACY = FormatSpec(
     numbers=_AWS_LEGACY_NUMBERS,
     fold_prefix="resourceTags/",
     fold_column="resourceTags",
-    period_key=_key(ident("bill/PayerAccountId"), day_sql(ident("bill/BillingPeriodStartDate"))),
+    period_key=_key(
+        ident("bill/PayerAccountId"), period_day_sql(ident("bill/BillingPeriodStartDate"))
+    ),
 )
 
 AWS_CUR2 = FormatSpec(
@@ -487,7 +489,7 @@ AWS_CUR2 = FormatSpec(
     # per tag instead of the CUR 2.0 map.
     fold_prefix="resource_tags_",
     fold_column="resource_tags",
-    period_key=_key("bill_payer_account_id", day_sql("bill_billing_period_start_date")),
+    period_key=_key("bill_payer_account_id", period_day_sql("bill_billing_period_start_date")),
 )
 
 # --- Google Cloud detailed usage cost export ---------------------------------------------------
@@ -683,7 +685,7 @@ AZURE_COST_DETAILS = FormatSpec(
     ),
     period_key=_key(
         "coalesce(nullif(trim(BillingAccountId), ''), SubscriptionId)",
-        f"coalesce({day_sql('BillingPeriodStartDate')}, {month_start_sql('Date')})",
+        f"coalesce({period_day_sql('BillingPeriodStartDate')}, {period_month_sql('Date')})",
     ),
 )
 
@@ -781,7 +783,8 @@ FOCUS_BILLING = FormatSpec(
     ),
     period_key=_key(
         "BillingAccountId",
-        f"coalesce({day_sql('BillingPeriodStart')}, {month_start_sql('ChargePeriodStart')})",
+        f"coalesce({period_day_sql('BillingPeriodStart')}, "
+        f"{period_month_sql('ChargePeriodStart')})",
     ),
 )
 

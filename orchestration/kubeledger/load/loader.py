@@ -23,7 +23,7 @@ from kubeledger.load.columns import ColumnPlan, plan_columns
 from kubeledger.load.csv_reader import csv_source
 from kubeledger.load.detect import Sniffed, first_line, is_manifest, match_format, sniff
 from kubeledger.load.errors import LoadError
-from kubeledger.load.formats import FormatSpec, IgnoredFormat
+from kubeledger.load.formats import FORMATS, FormatSpec, IgnoredFormat
 from kubeledger.load.json_reader import json_source
 from kubeledger.load.parquet_reader import parquet_source
 from kubeledger.load.schema import LOADED_FILES_COLUMNS, QUARANTINE_COLUMNS, ensure_raw_schema
@@ -35,6 +35,7 @@ Progress = Callable[[str], None]
 
 _STAGE = "kl_stage"
 _NEW_KEYS = "kl_new_keys"
+_BAD_VALUES = "kl_bad_values"
 _TIMESTAMP_REASON = (
     "not a timestamp (expected e.g. 2026-10-06 18:00:00 +0000 UTC, 2026-10-06T18:00:00Z "
     "or 10/06/2026)"
@@ -123,11 +124,12 @@ def _load(con: duckdb.DuckDBPyConnection, landing: Path, progress: Progress) -> 
     with _transaction(con):
         ensure_raw_schema(con)
         planned = _plan(con, landing, summary, progress)
-        con.execute(f"drop table if exists {_NEW_KEYS}")
-        con.execute(
-            f"create temp table {_NEW_KEYS} "
-            "(raw_table varchar, k1 varchar, k2 varchar, file_index integer)"
-        )
+        for table, columns in (
+            (_NEW_KEYS, "raw_table varchar, k1 varchar, k2 varchar, file_index integer"),
+            (_BAD_VALUES, "column_name varchar, v varchar"),
+        ):
+            con.execute(f"drop table if exists {table}")
+            con.execute(f"create temp table {table} ({columns})")
         for item in planned:
             _load_file(con, item, loaded_at)
             progress(item.result.line())
@@ -135,6 +137,7 @@ def _load(con: duckdb.DuckDBPyConnection, landing: Path, progress: Progress) -> 
             progress(line)
         _record_loaded_files(con, planned, loaded_at)
         con.execute(f"drop table if exists {_NEW_KEYS}")
+        con.execute(f"drop table if exists {_BAD_VALUES}")
     return summary
 
 
@@ -149,6 +152,23 @@ def _walk(landing: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(landing).as_posix())
 
 
+def _earlier_loads(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Content hashes a load skips, with the file they were loaded from.
+
+    A billing or usage file is skipped once its content was ever loaded: landing folders keep
+    old deliveries next to their restatements, and those must not come back. A supplementary
+    file is skipped only while its content is the current version, so that going back to an
+    earlier version of nodes.csv loads that version again.
+    """
+    supplementary = [spec.name for spec in FORMATS if spec.kind == "supplementary"]
+    rows = con.execute(
+        "select file_hash, min(source_file) from raw.loaded_files "
+        "where replaced_at is null or not list_contains(?, format) group by file_hash",
+        [supplementary],
+    ).fetchall()
+    return dict(rows)
+
+
 def _file_hash(path: Path) -> str:
     with path.open("rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
@@ -158,13 +178,7 @@ def _plan(
     con: duckdb.DuckDBPyConnection, landing: Path, summary: LoadSummary, progress: Progress
 ) -> list[_Planned]:
     """Check every file before anything is written: format, required columns, manifests."""
-    loaded = {
-        file_hash: source_file
-        for file_hash, source_file in con.execute(
-            "select file_hash, min(source_file) from raw.loaded_files "
-            "where replaced_at is null group by file_hash"
-        ).fetchall()
-    }
+    loaded = _earlier_loads(con)
     seen: dict[str, str] = {}
     cluster_ids: dict[Path, str] = {}
     planned: list[_Planned] = []
@@ -266,19 +280,41 @@ def _cluster_id(landing: Path, folder: Path, cache: dict[Path, str]) -> str:
     return cluster_id
 
 
-def _typed_checks(item: _Planned) -> list[tuple[str, str, str]]:
-    """(column, reason, SQL that is true when the column's value reads) for present columns."""
-    checks = [
-        (col, _TIMESTAMP_REASON, readable_timestamp_sql(ident(col)))
-        for col in item.spec.timestamps
-        if col in item.plan.present
-    ]
-    checks += [
-        (col, _NUMBER_REASON, readable_number_sql(ident(col)))
-        for col in item.spec.numbers
-        if col in item.plan.present
-    ]
-    return checks
+def _unreadable(con: duckdb.DuckDBPyConnection, item: _Planned) -> list[tuple[str, str, str]]:
+    """(column, reason, SQL true for a staged row whose value in it does not read).
+
+    Only columns with an unreadable value are returned, so a clean file costs one pass over
+    its number columns and one DISTINCT per timestamp column: timestamps repeat (hours, days)
+    and are parsed once per distinct value, numbers are cast row by row.
+    """
+    problems = []
+    for col in item.spec.timestamps:
+        if col not in item.plan.present:
+            continue
+        # Two statements, so that the parse is not pushed below the DISTINCT.
+        con.execute(
+            f"insert into {_BAD_VALUES} select distinct {lit(col)}, {ident(col)} from {_STAGE}"
+        )
+        con.execute(
+            f"delete from {_BAD_VALUES} where column_name = {lit(col)} "
+            f"and {readable_timestamp_sql('v')}"
+        )
+        (bad_values,) = con.execute(
+            f"select count(*) from {_BAD_VALUES} where column_name = {lit(col)}"
+        ).fetchone()
+        if bad_values:
+            test = f"{ident(col)} in (select v from {_BAD_VALUES} where column_name = {lit(col)})"
+            problems.append((col, _TIMESTAMP_REASON, f"coalesce({test}, false)"))
+    numbers = [col for col in item.spec.numbers if col in item.plan.present]
+    if numbers:
+        checks = {col: readable_number_sql(ident(col)) for col in numbers}
+        all_read = " and ".join(checks.values())
+        (bad_rows,) = con.execute(
+            f"select count(*) from {_STAGE} where not ({all_read})"
+        ).fetchone()
+        if bad_rows:
+            problems += [(col, _NUMBER_REASON, f"not {sql}") for col, sql in checks.items()]
+    return problems
 
 
 def _describe_read_error(exc: duckdb.Error) -> str:
@@ -312,20 +348,18 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
     row_number = f"(rowid - {base} + 1)"
     loaded_at_sql = f"timestamp {lit(loaded_at.isoformat(sep=' '))}"
 
-    checks = _typed_checks(item)
-    all_readable = " and ".join(sql for _, _, sql in checks) or "true"
+    con.execute(f"delete from {_BAD_VALUES}")
+    problems = _unreadable(con, item) if total else []
+    any_bad = " or ".join(sql for _, _, sql in problems)
     bad_rows = 0
-    if checks and total:
-        bad_rows = con.execute(
-            f"select count(*) from {_STAGE} where not ({all_readable})"
-        ).fetchone()[0]
-    if bad_rows:
+    if problems:
+        (bad_rows,) = con.execute(f"select count(*) from {_STAGE} where {any_bad}").fetchone()
         names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
         parts = [
             f"select {lit(item.source_file)}, {row_number}, {lit(spec.name)}, {lit(col)}, "
             f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)} "
-            f"from {_STAGE} where not {sql}"
-            for col, reason, sql in checks
+            f"from {_STAGE} where {sql}"
+            for col, reason, sql in problems
         ]
         con.execute(f"insert into raw.quarantine ({names}) " + " union all ".join(parts))
 
@@ -340,7 +374,7 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
     source_names = [name for name, _ in plan.select]
     target = [*source_names, *metadata]
     expressions = [ident(name) for name in source_names] + list(metadata.values())
-    where = f" where {all_readable}" if bad_rows else ""
+    where = f" where not ({any_bad})" if bad_rows else ""
     con.execute(
         f"insert into {spec.qualified_table} ({', '.join(ident(n) for n in target)}) "
         f"select {', '.join(expressions)} from {_STAGE}{where}"

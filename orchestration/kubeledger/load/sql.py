@@ -41,19 +41,35 @@ def parse_number_sql(expr: str) -> str:
 
 def readable_timestamp_sql(expr: str) -> str:
     """True when `expr` is empty or a timestamp the pipeline can read."""
-    return f"({is_blank_sql(expr)} or {parse_timestamp_sql(expr)} is not null)"
+    return f"({parse_timestamp_sql(expr)} is not null or {is_blank_sql(expr)})"
 
 
 def readable_number_sql(expr: str) -> str:
     """True when `expr` is empty or a finite number (negative and huge numbers are readable)."""
-    return f"({is_blank_sql(expr)} or isfinite(try_cast({expr} as double)))"
+    # The cast comes first: most values are numbers, and `or` skips rows already true.
+    return f"(coalesce(isfinite(try_cast({expr} as double)), false) or {is_blank_sql(expr)})"
 
 
-def day_sql(expr: str) -> str:
-    """The UTC date of timestamp text `expr` as `YYYY-MM-DD`; NULL when blank or unreadable."""
-    return f"strftime({parse_timestamp_sql(expr)}, '%Y-%m-%d')"
+_US_DATE_FORMATS = "['%m/%d/%Y', '%m/%d/%Y %H:%M:%S', '%m/%d/%Y %I:%M:%S %p']"
 
 
-def month_start_sql(expr: str) -> str:
-    """The first day of the UTC month of timestamp text `expr` as `YYYY-MM-01`."""
-    return f"strftime({parse_timestamp_sql(expr)}, '%Y-%m-01')"
+def period_day_sql(expr: str) -> str:
+    """The date of a billing-period timestamp as `YYYY-MM-DD`, from its text.
+
+    Cheap on purpose (it runs over whole raw tables when a period is restated): ISO forms are
+    cut to their first ten characters, US `MM/DD/YYYY` forms are parsed.
+    """
+    return (
+        f"(case when {expr} like '%/%' "
+        f"then strftime(try_strptime(trim({expr}), {_US_DATE_FORMATS}), '%Y-%m-%d') "
+        f"else nullif(left(trim({expr}), 10), '') end)"
+    )
+
+
+def period_month_sql(expr: str) -> str:
+    """The first day of the month of a charge timestamp as `YYYY-MM-01`, from its text."""
+    return (
+        f"(case when {expr} like '%/%' "
+        f"then strftime(try_strptime(trim({expr}), {_US_DATE_FORMATS}), '%Y-%m-01') "
+        f"else nullif(left(trim({expr}), 7) || '-01', '-01') end)"
+    )

@@ -28,7 +28,8 @@ class FileResult:
     def line(self) -> str:
         """The human line the CLI prints for this file."""
         if self.status == "loaded":
-            text = f"loaded  {self.source_file} -> raw.{self.raw_table}: {self.rows_loaded:,} rows"
+            rows = f"{self.rows_loaded:,} row{'' if self.rows_loaded == 1 else 's'}"
+            text = f"loaded  {self.source_file} -> raw.{self.raw_table}: {rows}"
             details = []
             if self.rows_quarantined:
                 details.append(f"{self.rows_quarantined:,} quarantined")

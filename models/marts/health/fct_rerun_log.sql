@@ -1,0 +1,60 @@
+-- One row per run that re-allocated days (SPEC §11): when, which days, why and by whom.
+{%- set rerun_log = source('ops', 'rerun_log') %}
+
+with
+
+{% if sealed_store_exists([rerun_log]) -%}
+runs as (
+    select
+        run_id,
+        job_name,
+        started_at,
+        finished_at,
+        first_day,
+        last_day,
+        day_count,
+        reason,
+        requested_by,
+        as_of_date,
+        status
+    from {{ rerun_log }}
+),
+{%- else -%}
+-- no Dagster run yet: the ops schema does not exist
+runs as (
+    select
+        cast(null as {{ dbt.type_string() }}) as run_id,
+        cast(null as {{ dbt.type_string() }}) as job_name,
+        cast(null as {{ dbt.type_timestamp() }}) as started_at,
+        cast(null as {{ dbt.type_timestamp() }}) as finished_at,
+        cast(null as date) as first_day,
+        cast(null as date) as last_day,
+        cast(null as integer) as day_count,
+        cast(null as {{ dbt.type_string() }}) as reason,
+        cast(null as {{ dbt.type_string() }}) as requested_by,
+        cast(null as date) as as_of_date,
+        cast(null as {{ dbt.type_string() }}) as status
+    where 1 = 0
+),
+{%- endif %}
+
+final as (
+    select
+        cast(run_id as {{ dbt.type_string() }}) as run_id,
+        cast(job_name as {{ dbt.type_string() }}) as job_name,
+        cast(started_at as {{ dbt.type_timestamp() }}) as started_at,
+        cast(finished_at as {{ dbt.type_timestamp() }}) as finished_at,
+        cast(first_day as date) as first_day,
+        cast(last_day as date) as last_day,
+        cast(day_count as integer) as day_count,
+        cast(reason as {{ dbt.type_string() }}) as reason,
+        cast(requested_by as {{ dbt.type_string() }}) as requested_by,
+        cast(as_of_date as date) as as_of_date,
+        cast(status as {{ dbt.type_string() }}) as status,
+        cast(
+            {{ dbt.datediff('started_at', 'finished_at', 'second') }} as {{ dbt.type_bigint() }}
+        ) as duration_seconds
+    from runs
+)
+
+select * from final

@@ -1,0 +1,215 @@
+"""The close commands: `close`, `bill`, `explain`, `correct` (registered on `kubeledger`).
+
+Every command reads the warehouse named by `KUBELEDGER_DB`; `close` and `correct` first write
+the configuration named by `KUBELEDGER_CONFIG` into it (when that file exists) and build the
+close models with dbt (the project at `DBT_PROJECT_DIR`, default this checkout). A refusal
+exits non-zero with the reason and, where there are any, the close-status rows behind it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+
+import click
+import duckdb
+
+from kubeledger.close import bill as bills
+from kubeledger.close.closer import (
+    CloseError,
+    close_month,
+    correct_month,
+    month_bounds,
+    parse_month,
+)
+from kubeledger.close.seal import SealError
+from kubeledger.paths import config_path, warehouse_path
+
+
+def _month(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    try:
+        return parse_month(value)
+    except CloseError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _as_of(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"--as-of must be a date YYYY-MM-DD, got {value!r}") from exc
+
+
+month_option = click.option(
+    "--month", required=True, callback=_month, help="The month, YYYY-MM (UTC days)."
+)
+as_of_option = click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    callback=_as_of,
+    help="Evaluate the close as of this date, YYYY-MM-DD (default: today, UTC).",
+)
+
+
+def _prepare_config() -> None:
+    """Write kubeledger.yml into the warehouse, as `kubeledger build` does, when it exists."""
+    if not config_path().exists():
+        return
+    from kubeledger.config import ConfigError
+    from kubeledger.warehouse import prepare_warehouse
+
+    try:
+        prepare_warehouse()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _open_warehouse() -> duckdb.DuckDBPyConnection:
+    """The warehouse for reading: read-only, unless this process has it open already (an
+    in-process dbt run keeps its connection, and DuckDB refuses a second configuration)."""
+    db = warehouse_path()
+    if not db.exists():
+        raise click.ClickException(f"no warehouse at {db} (set KUBELEDGER_DB)")
+    try:
+        return duckdb.connect(str(db), read_only=True)
+    except duckdb.ConnectionException:
+        return duckdb.connect(str(db))
+
+
+def _echo_rows(rows: list[dict], *, err: bool = False) -> None:
+    if rows:
+        for text in bills.status_table(rows):
+            click.echo(f"    {text}", err=err)
+
+
+@click.command("close")
+@month_option
+@as_of_option
+def close(month: str, as_of: dt.date | None) -> None:
+    """Close a month: check grace window, completeness and bounds, then seal its bill."""
+    db = warehouse_path()
+    as_of = as_of or dt.datetime.now(dt.UTC).date()
+    click.secho(f"==> closing {month} as of {as_of} in {db}", bold=True)
+    _prepare_config()
+    try:
+        result = close_month(db, month, as_of, progress=None)
+    except CloseError as exc:
+        click.secho(f"refused: {exc}", fg="red", err=True)
+        _echo_rows(exc.rows, err=True)
+        sys.exit(2)
+    except SealError as exc:
+        click.secho(f"refused: {exc}", fg="red", err=True)
+        sys.exit(2)
+    _echo_rows(result.slices)
+    sealed = result.bill
+    click.echo(
+        f"sealed {month} as bill {sealed.bill_id}: status {sealed.bill_status}, "
+        f"{sealed.line_count} lines over {sealed.slice_count} slices, "
+        f"{bills.money(sealed.billed_cost)} billed = target {bills.money(sealed.target_cost)}"
+        + (
+            f"; estimated: {', '.join(sealed.estimated_clusters)}"
+            if sealed.estimated_clusters
+            else ""
+        )
+    )
+
+
+@click.command("bill")
+@month_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "csv", "parquet"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this file (required for parquet; default: standard output).",
+)
+def bill(month: str, output_format: str, out: Path | None) -> None:
+    """Print or export a month's bill: the sealed one, else the draft (marked DRAFT)."""
+    if output_format == "parquet" and out is None:
+        raise click.UsageError("--format parquet needs --out FILE")
+    with _open_warehouse() as con:
+        try:
+            the_bill = bills.load_bill(con, month)
+        except bills.BillError as exc:
+            raise click.ClickException(str(exc)) from exc
+        if output_format == "table":
+            text = "\n".join(bills.table_lines(the_bill)) + "\n"
+            if out is None:
+                click.echo(text, nl=False)
+            else:
+                out.write_text(text)
+        elif output_format == "csv":
+            text = bills.csv_text(the_bill)
+            if out is None:
+                click.echo(text, nl=False)
+            else:
+                out.write_text(text)
+        else:
+            bills.write_parquet(con, the_bill, out)
+    if output_format != "table" or out is not None:
+        # Keep a CSV on standard output clean: the summary goes to standard error then.
+        to_err = out is None
+        for text in bills.header_lines(the_bill):
+            click.echo(text, err=to_err)
+        if out is not None:
+            click.echo(f"wrote {len(the_bill.lines)} lines to {out}", err=to_err)
+        click.echo(bills.check_line(the_bill), err=to_err)
+
+
+@click.command("explain")
+@month_option
+@click.option(
+    "--line",
+    "line_id",
+    required=True,
+    help="The line ID, <cluster>|<family>|<cost center or team>.",
+)
+def explain(month: str, line_id: str) -> None:
+    """Explain one bill line: its estimate per day, factor, invoice slice, carried cent, pods."""
+    with _open_warehouse() as con:
+        try:
+            for text in bills.explain_line(con, month, line_id):
+                click.echo(text)
+        except bills.BillError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.command("correct")
+@month_option
+@as_of_option
+def correct(month: str, as_of: dt.date | None) -> None:
+    """Recompute a sealed month now and seal any per-line change as a correction bill."""
+    db = warehouse_path()
+    as_of = as_of or dt.datetime.now(dt.UTC).date()
+    first, _last = month_bounds(month)
+    click.secho(f"==> recomputing sealed {month} ({first:%B %Y}) as of {as_of}", bold=True)
+    _prepare_config()
+    try:
+        result = correct_month(db, month, as_of)
+    except CloseError as exc:
+        click.secho(f"refused: {exc}", fg="red", err=True)
+        _echo_rows(exc.rows, err=True)
+        sys.exit(2)
+    except SealError as exc:
+        click.secho(f"refused: {exc}", fg="red", err=True)
+        sys.exit(2)
+    correction = result.correction
+    if correction is None:
+        click.echo(f"no change: {month} recomputed now bills every line as sealed")
+        return
+    click.echo(
+        f"sealed correction {correction.correction_number} of {month} as "
+        f"{correction.correction_id}: {correction.changed_line_count} lines changed, "
+        f"delta {bills.money(correction.delta_cost)} (the sealed bill is unchanged)"
+    )

@@ -1,0 +1,138 @@
+"""The monthly close as a monthly-partitioned asset downstream of the daily ledger (SPEC §9).
+
+Each materialization asks the close package to close and seal its month as of the run's date;
+the close package decides: before the grace window, with incomplete days or a blocked slice it
+refuses (this asset then fails with the reason, so the run reports the month blocked and the
+close schedule tries again the next day); from the deadline on it seals the blocked clusters on
+their estimate, `partial`. A month sealed before is reported, never rewritten.
+"""
+
+import datetime as dt
+import json
+from typing import Any
+
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    BackfillPolicy,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from kubeledger.dagster.assets_dbt import TRANSLATOR
+from kubeledger.dagster.dbt_project import DBT_MANIFEST
+from kubeledger.dagster.partitions import monthly_partitions
+from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
+
+CLOSE_KEY = "monthly_close"
+
+
+def _close_model_keys() -> list[AssetKey]:
+    """The models the close reads (dbt models tagged `close`), as upstream assets."""
+    manifest = json.loads(DBT_MANIFEST.read_text())
+    nodes = [
+        node
+        for node in manifest.get("nodes", {}).values()
+        if node.get("resource_type") == "model" and "close" in (node.get("tags") or [])
+    ]
+    if not nodes:
+        nodes = [
+            node
+            for node in manifest.get("nodes", {}).values()
+            if node.get("name") == "fct_reconciliation_daily"
+        ]
+    return sorted({TRANSLATOR.get_asset_key(node) for node in nodes}, key=str)
+
+
+def close_status(refusal_rows: list[dict[str, Any]], as_of: dt.date) -> str:
+    """A one-word reading of a refusal: waiting for the grace window, blocked, incomplete."""
+    closable_from = refusal_rows[0].get("closable_from_date") if refusal_rows else None
+    if closable_from is not None and as_of < closable_from:
+        return "waiting_for_grace_window"
+    if any(row.get("close_status") == "blocked" for row in refusal_rows):
+        return "blocked"
+    if any(row.get("days_missing") for row in refusal_rows):
+        return "incomplete_days"
+    return "refused"
+
+
+def _months(context: AssetExecutionContext) -> list[str]:
+    key_range = context.partition_key_range
+    keys = monthly_partitions.get_partition_keys_in_range(key_range)
+    return [key[:7] for key in keys]
+
+
+@asset(
+    key=CLOSE_KEY,
+    partitions_def=monthly_partitions,
+    backfill_policy=BackfillPolicy.single_run(),
+    pool=WAREHOUSE_POOL,
+    deps=_close_model_keys(),
+    group_name="close",
+    kinds={"duckdb", "python"},
+    description="The month's chargeback closed and sealed (sealed.*), as of the run's date: "
+    "refused (and retried daily) while the month is blocked, sealed partial at the deadline.",
+)
+def monthly_close(
+    context: AssetExecutionContext, warehouse: WarehouseResource
+) -> MaterializeResult:
+    from kubeledger.close import closer
+    from kubeledger.close.seal import AlreadySealedError, SealError
+
+    as_of = warehouse.as_of_date()
+    warehouse.activate()
+    project = closer.DbtProject()
+    outcomes: dict[str, str] = {}
+    sealed: dict[str, Any] = {}
+    for month in _months(context):
+        context.log.info(f"closing {month} as of {as_of}")
+        try:
+            result = closer.close_month(
+                warehouse.db(), month, as_of, project=project, progress=context.log.debug
+            )
+        except AlreadySealedError as exc:
+            outcomes[month] = "already_sealed"
+            context.log.info(str(exc))
+            continue
+        except closer.CloseError as exc:
+            status = close_status(exc.rows, as_of)
+            raise Failure(
+                description=f"close of {month} as of {as_of}: {status} - {exc}",
+                metadata={
+                    "month": MetadataValue.text(month),
+                    "as_of": MetadataValue.text(as_of.isoformat()),
+                    "status": MetadataValue.text(status),
+                    "slices_behind": MetadataValue.int(len(exc.rows)),
+                    "closed_before": MetadataValue.text(json.dumps(outcomes)),
+                },
+                allow_retries=False,
+            ) from exc
+        except SealError as exc:
+            raise Failure(
+                description=f"close of {month} as of {as_of} failed, nothing sealed: {exc}",
+                metadata={"month": MetadataValue.text(month),
+                          "status": MetadataValue.text("seal_failed")},
+                allow_retries=False,
+            ) from exc
+        bill = result.bill
+        outcomes[month] = f"sealed_{bill.bill_status}"
+        sealed = {
+            "bill_id": MetadataValue.text(bill.bill_id),
+            "bill_status": MetadataValue.text(bill.bill_status),
+            "billed_cost": MetadataValue.float(float(bill.billed_cost)),
+            "line_count": MetadataValue.int(bill.line_count),
+            "estimated_clusters": MetadataValue.text(", ".join(bill.estimated_clusters)),
+        }
+        context.log.info(
+            f"sealed {month} as {bill.bill_id}: status {bill.bill_status}, "
+            f"{bill.line_count} lines, {bill.billed_cost} billed"
+        )
+    return MaterializeResult(
+        metadata={
+            "as_of": MetadataValue.text(as_of.isoformat()),
+            "outcome": MetadataValue.text(json.dumps(outcomes)),
+            **sealed,
+        }
+    )

@@ -1,0 +1,82 @@
+"""The dbt project as daily-partitioned assets: staging, allocation and marts per day range.
+
+One `dbt build` per run, over the run's partition range: `--vars {"start_date": first day,
+"end_date": last day, "as_of": the run's date}` makes the incremental models replace exactly
+those days (macros/incremental/) and data health measure repair windows from the run's date.
+dbt data tests arrive as asset checks (unit tests are for `make test`, not for every run). Before dbt runs, the run is checked against the 92-day
+limit and logged in `ops.rerun_log` (see rerun_log.py).
+
+Every raw and config source maps to the landing asset, so the models sit downstream of it
+(and of its blocking expectation checks).
+"""
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from dagster import AssetExecutionContext, AssetKey, BackfillPolicy
+from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource
+from dagster_dbt import dbt_assets
+
+from kubeledger.dagster.assets_landing import LANDING_KEY
+from kubeledger.dagster.dbt_project import DBT_MANIFEST, dbt_project
+from kubeledger.dagster.partitions import daily_partitions
+from kubeledger.dagster.rerun_log import record_finished, record_started
+from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
+from kubeledger.dagster.run_scope import scope_of
+
+# Sources written by the landing asset (the loader, the config tables, the ops tables).
+LANDED_SCHEMAS = ("raw", "config", "ops")
+
+
+class KubeledgerDbtTranslator(DagsterDbtTranslator):
+    """Models keep their names as keys and are grouped by layer; landed sources are `landing`."""
+
+    def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> AssetKey:
+        if (
+            dbt_resource_props["resource_type"] == "source"
+            and dbt_resource_props.get("schema") in LANDED_SCHEMAS
+        ):
+            return AssetKey(LANDING_KEY)
+        return super().get_asset_key(dbt_resource_props)
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        if dbt_resource_props["resource_type"] == "seed":
+            return "seeds"
+        fqn = dbt_resource_props.get("fqn") or []
+        return fqn[1] if len(fqn) > 2 else None
+
+
+TRANSLATOR = KubeledgerDbtTranslator(
+    settings=DagsterDbtTranslatorSettings(
+        enable_asset_checks=True, enable_duplicate_source_asset_keys=True
+    )
+)
+
+
+@dbt_assets(
+    manifest=DBT_MANIFEST,
+    project=dbt_project,
+    name="ledger_models",
+    partitions_def=daily_partitions,
+    backfill_policy=BackfillPolicy.single_run(),
+    dagster_dbt_translator=TRANSLATOR,
+    pool=WAREHOUSE_POOL,
+)
+def ledger_models(
+    context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource
+) -> Iterator[Any]:
+    settings = warehouse.settings()
+    scope = scope_of(context, warehouse.as_of_date(), int(settings["rerun_max_days_back"]))
+    context.log.info(f"re-allocating {scope.describe()} in {warehouse.db()}")
+    warehouse.prepare()
+    with warehouse.connect() as con:
+        record_started(con, scope)
+    succeeded = False
+    try:
+        args = ["build", "--exclude-resource-type", "unit_test", "--vars", json.dumps(scope.dbt_vars)]
+        yield from dbt.cli(args, context=context).stream()
+        succeeded = True
+    finally:
+        with warehouse.connect() as con:
+            record_finished(con, scope.run_id, succeeded=succeeded)

@@ -1,0 +1,203 @@
+"""Run the suites on the raw tables' rows of a day range, offline, with GX's pandas source.
+
+Each table's rows (of the days checked; supplementary tables whole) are read from DuckDB into
+one pandas frame: the raw text columns, the typed columns the suite compares, and each row's
+address (`_source_file`, `_row_number`, `_cluster`, `_day`). A failed expectation comes back
+with every row it failed on, so data health can say which rows, per cluster and day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from kubeledger.load.sql import ident
+from kubeledger.quality.suites import SUITES, TableSuite
+
+ROW_ADDRESS = ("_source_file", "_row_number", "_cluster", "_day")
+
+
+@dataclass(frozen=True)
+class FailedRow:
+    source_file: str | None
+    row_number: int | None
+    cluster_id: str | None
+    day: dt.date | None
+
+
+@dataclass
+class ExpectationFailure:
+    """One expectation that did not hold, with the rows it failed on (none: table level)."""
+
+    expectation: str
+    column: str | None
+    description: str
+    unexpected_count: int
+    rows: list[FailedRow] = field(default_factory=list)
+    observed: str | None = None
+
+
+@dataclass
+class TableValidation:
+    raw_table: str
+    suite_name: str
+    rows_checked: int
+    expectations_evaluated: int
+    failures: list[ExpectationFailure] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> str:
+        if self.success:
+            return (
+                f"{self.raw_table}: {self.expectations_evaluated} expectations hold on "
+                f"{self.rows_checked} rows"
+            )
+        parts = []
+        for failure in self.failures:
+            where = ""
+            if failure.rows:
+                first = failure.rows[0]
+                where = f" (first: {first.source_file} row {first.row_number})"
+            count = f"{failure.unexpected_count} rows" if failure.rows else "table"
+            parts.append(f"{failure.description}: {count}{where}")
+        return f"{self.raw_table}: " + "; ".join(parts)
+
+
+def frame_sql(suite: TableSuite, columns: Iterable[str], first_day: dt.date | None,
+              last_day: dt.date | None) -> str:
+    """The query giving the frame a suite validates: raw columns, typed columns, row address."""
+    table = suite.table
+    raw = ", ".join(ident(name) for name in columns)
+    derived = "".join(f",\n    {sql} as {ident(name)}" for name, sql in suite.derived.items())
+    where = "true"
+    if table.day_column is not None and first_day is not None and last_day is not None:
+        where = f"{table.day_sql()} between date '{first_day}' and date '{last_day}'"
+    return (
+        "select\n"
+        f"    _source_file, _row_number, {table.cluster_sql()} as _cluster,\n"
+        f"    {table.day_sql()} as _day,\n"
+        f"    {raw}{derived}\n"
+        f"from {table.qualified}\n"
+        f"where {where}"
+    )
+
+
+def _table_columns(con: duckdb.DuckDBPyConnection, suite: TableSuite) -> list[str] | None:
+    known = {name.lower() for name in suite.table.spec.columns}
+    rows = con.execute(
+        "select column_name from information_schema.columns "
+        "where table_schema = 'raw' and table_name = ? order by ordinal_position",
+        [suite.table.name],
+    ).fetchall()
+    if not rows:
+        return None
+    return [name for (name,) in rows if name.lower() in known]
+
+
+def _gx_context() -> Any:
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    return context
+
+
+def _failed_rows(result: dict[str, Any]) -> list[FailedRow]:
+    rows = []
+    for item in result.get("unexpected_index_list") or []:
+        if not isinstance(item, dict):
+            continue
+        day = item.get("_day")
+        if day is not None and hasattr(day, "date"):
+            day = day.date()
+        number = item.get("_row_number")
+        rows.append(
+            FailedRow(
+                source_file=item.get("_source_file"),
+                row_number=int(number) if number is not None else None,
+                cluster_id=item.get("_cluster"),
+                day=day if isinstance(day, dt.date) else None,
+            )
+        )
+    return rows
+
+
+def _validate_frame(context: Any, suite: TableSuite, frame: Any) -> list[ExpectationFailure]:
+    import great_expectations as gx
+
+    source = context.data_sources.add_or_update_pandas(name="kubeledger_raw")
+    asset = source.add_dataframe_asset(name=suite.table.name)
+    batch = asset.add_batch_definition_whole_dataframe("rows_checked").get_batch(
+        batch_parameters={"dataframe": frame}
+    )
+    gx_suite = gx.ExpectationSuite(name=suite.name)
+    for spec in suite.expectations:
+        gx_suite.add_expectation(spec.build())
+    result = batch.validate(
+        gx_suite,
+        result_format={"result_format": "COMPLETE",
+                       "unexpected_index_column_names": list(ROW_ADDRESS)},
+    )
+    failures = []
+    for spec, outcome in zip(suite.expectations, result.results, strict=True):
+        if outcome.success:
+            continue
+        details = outcome.result or {}
+        rows = _failed_rows(details)
+        observed = None
+        if outcome.exception_info and outcome.exception_info.get("raised_exception"):
+            observed = str(outcome.exception_info.get("exception_message"))
+        elif not rows:
+            observed = str(details.get("details") or details.get("observed_value"))
+        failures.append(
+            ExpectationFailure(
+                expectation=spec.gx_type,
+                column=spec.column,
+                description=spec.description,
+                unexpected_count=int(details.get("unexpected_count") or len(rows)),
+                rows=rows,
+                observed=observed,
+            )
+        )
+    return failures
+
+
+def validate_raw_tables(
+    con: duckdb.DuckDBPyConnection,
+    first_day: dt.date | None = None,
+    last_day: dt.date | None = None,
+    *,
+    tables: Iterable[str] | None = None,
+) -> list[TableValidation]:
+    """Validate each raw table's rows of [first_day, last_day] (all rows when not given)."""
+    wanted = set(tables) if tables is not None else None
+    context = None
+    results = []
+    for suite in SUITES:
+        if wanted is not None and suite.table.name not in wanted:
+            continue
+        columns = _table_columns(con, suite)
+        if columns is None:
+            continue
+        frame = con.execute(frame_sql(suite, columns, first_day, last_day)).df()
+        validation = TableValidation(
+            raw_table=suite.table.name,
+            suite_name=suite.name,
+            rows_checked=len(frame),
+            expectations_evaluated=len(suite.expectations) if len(frame) else 0,
+        )
+        if len(frame):
+            context = context or _gx_context()
+            validation.failures = _validate_frame(context, suite, frame)
+        results.append(validation)
+    return results

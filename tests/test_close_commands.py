@@ -1,0 +1,139 @@
+"""The close commands (`close`, `bill`, `explain`, `correct`) through click, on a scratch
+warehouse: KUBELEDGER_DB names it, DBT_PROJECT_DIR the scratch dbt project."""
+
+from __future__ import annotations
+
+import csv
+import io
+from decimal import Decimal
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from kubeledger.close import commands
+from tests.test_close_support import (  # noqa: F401
+    add_cluster,
+    add_month,
+    close_project,
+    new_warehouse,
+)
+
+MONTH = "2026-10"
+
+
+def make_env(project, path) -> dict[str, str]:
+    db = new_warehouse(path / "cli.duckdb")
+    with duckdb.connect(str(db)) as con:
+        add_cluster(con, "c1")
+        add_month(
+            con,
+            "c1",
+            MONTH,
+            daily_costs={"cc-a": 1.0, "cc-b": 1.0, "cc-c": 1.0},
+            daily_invoice=10.0,
+        )
+    return {
+        "KUBELEDGER_DB": str(db),
+        "KUBELEDGER_CONFIG": str(path / "absent-kubeledger.yml"),
+        "DBT_PROJECT_DIR": str(project.project_dir),
+        "DBT_PROFILES_DIR": str(project.profiles_dir),
+    }
+
+
+def invoke(env: dict[str, str], command, *args: str):
+    return CliRunner().invoke(command, list(args), env=env, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def sealed_env(close_project, tmp_path_factory):  # noqa: F811
+    env = make_env(close_project, tmp_path_factory.mktemp("cli_sealed"))
+    result = invoke(env, commands.close, "--month", MONTH, "--as-of", "2026-11-05")
+    assert result.exit_code == 0, result.output
+    assert "sealed 2026-10 as bill bill-2026-10-" in result.output
+    assert "status full, 4 lines over 1 slices, 310.00 billed = target 310.00" in result.output
+    return env
+
+
+def test_close_refuses_before_the_grace_window_and_bill_shows_the_draft(close_project, tmp_path):  # noqa: F811
+    env = make_env(close_project, tmp_path)
+    refused = invoke(env, commands.close, "--month", MONTH, "--as-of", "2026-11-03")
+    assert refused.exit_code == 2
+    assert "refused: month 2026-10 cannot close before 2026-11-04" in refused.stderr
+    draft = invoke(env, commands.bill, "--month", MONTH)
+    assert draft.exit_code == 0, draft.output
+    assert draft.output.startswith("bill 2026-10: DRAFT - not sealed")
+    assert draft.output.rstrip().splitlines()[-1] == (
+        "check: sum of lines 310.00 = sum of targets 310.00 (invoice 310.00 + estimated 0.00): OK"
+    )
+    bad = invoke(env, commands.close, "--month", "2026-13")
+    assert bad.exit_code == 2 and "--month must be YYYY-MM" in bad.output
+
+
+def test_bill_prints_the_sealed_bill_with_its_check_line(sealed_env):
+    result = invoke(sealed_env, commands.bill, "--month", MONTH)
+    assert result.exit_code == 0, result.output
+    lines = result.output.rstrip().splitlines()
+    assert lines[0].startswith("bill 2026-10: SEALED as bill-2026-10-")
+    assert any(
+        line.split()[:6] == ["c1", "compute", "cc-a", "31.000000", "103.34", "+1c"]
+        for line in lines
+    )
+    assert lines[-1] == (
+        "check: sum of lines 310.00 = sum of targets 310.00 (invoice 310.00 + estimated 0.00): OK"
+    )
+
+
+def test_bill_exports_csv_and_parquet_with_exact_decimals(sealed_env, tmp_path):
+    result = invoke(sealed_env, commands.bill, "--month", MONTH, "--format", "csv")
+    assert result.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [row["line_id"] for row in rows] == [
+        "c1|compute|cc-a",
+        "c1|compute|cc-b",
+        "c1|compute|cc-c",
+        "c1|compute|__unassigned__",
+    ]
+    assert sum(Decimal(row["billed_cost"]) for row in rows) == Decimal("310.00")
+    assert {row["bill_state"] for row in rows} == {"sealed"}
+    assert "check: sum of lines 310.00 = sum of targets 310.00" in result.stderr
+
+    out = tmp_path / "bill.parquet"
+    result = invoke(
+        sealed_env, commands.bill, "--month", MONTH, "--format", "parquet", "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote 4 lines to" in result.output
+    with duckdb.connect() as con:
+        assert con.execute(
+            f"select sum(billed_cost), typeof(any_value(billed_cost)) from '{out}'"
+        ).fetchone() == (Decimal("310.00"), "DECIMAL(38,2)")
+
+
+def test_explain_traces_a_line_to_its_invoice_slice_days_and_pods(sealed_env):
+    result = invoke(sealed_env, commands.explain, "--month", MONTH, "--line", "c1|compute|cc-a")
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "line c1|compute|cc-a of the sealed bill of 2026-10" in text
+    assert "billed 103.34" in text
+    assert "factor 3.333333, reconciled True, status ready" in text
+    assert "carried cent: yes" in text
+    assert "invoice slice: 31 sealed billing-line references, sum 310.00" in text
+    assert "estimate per day (compute, by cost_center, 31 days):" in text
+    assert "    2026-10-01  1.000000" in text
+    assert "top pods: pod-cc-a-1 31.00" in text
+    assert "top namespaces: ns-cc-a 31.00" in text
+
+    unknown = invoke(sealed_env, commands.explain, "--month", MONTH, "--line", "c1|compute|zz")
+    assert unknown.exit_code == 1
+    assert "line 'c1|compute|zz' is not on the sealed bill of 2026-10" in unknown.output
+
+
+def test_close_again_is_refused_and_correct_finds_no_change(sealed_env):
+    again = invoke(sealed_env, commands.close, "--month", MONTH, "--as-of", "2026-11-06")
+    assert again.exit_code == 2
+    assert "month 2026-10 is already sealed as bill" in again.stderr
+    assert "corrections: kubeledger correct --month 2026-10" in again.stderr
+    correct = invoke(sealed_env, commands.correct, "--month", MONTH, "--as-of", "2026-11-06")
+    assert correct.exit_code == 0, correct.output
+    assert "no change: 2026-10 recomputed now bills every line as sealed" in correct.output
