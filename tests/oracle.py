@@ -136,9 +136,11 @@ def _gcp(landing: Path, nodes: pd.DataFrame) -> dict:
         share = 0.0
         total_cud = account_cud.get((account, day), 0.0)
         if total_cud:
-            share = commitment_fees.get((account, day), 0.0) * node_cud[
-                (account, instance, day)
-            ] / total_cud
+            share = (
+                commitment_fees.get((account, day), 0.0)
+                * node_cud[(account, instance, day)]
+                / total_cud
+            )
         out[(instance_cluster[instance], day)] += cost + share
     return out
 

@@ -49,7 +49,7 @@ def range_tags(first: str, last: str, **extra: str) -> dict[str, str]:
 
 
 def query(db: Path | str, sql: str, params: list[Any] | None = None) -> list[tuple]:
-    with duckdb.connect(str(db), read_only=True) as con:
+    with duckdb.connect(str(db)) as con:
         return con.execute(sql, params or []).fetchall()
 
 

@@ -13,7 +13,6 @@ import duckdb
 import pandas as pd
 import pytest
 
-
 from kubeledger.generate import generate_fleet
 from tests.oracle import expected_node_compute_cost
 
@@ -21,19 +20,45 @@ TINY = {"nodes": 8, "days": 4}  # billed through day 2, which has spot replaceme
 START = dt.date(2026, 10, 1)
 
 POD_COLUMNS = [
-    "report_period_start", "report_period_end", "interval_start", "interval_end", "node",
-    "namespace", "pod", "pod_usage_cpu_core_seconds", "pod_request_cpu_core_seconds",
-    "pod_limit_cpu_core_seconds", "pod_usage_memory_byte_seconds",
-    "pod_request_memory_byte_seconds", "pod_limit_memory_byte_seconds",
-    "node_capacity_cpu_cores", "node_capacity_cpu_core_seconds", "node_capacity_memory_bytes",
-    "node_capacity_memory_byte_seconds", "node_role", "resource_id", "pod_labels",
+    "report_period_start",
+    "report_period_end",
+    "interval_start",
+    "interval_end",
+    "node",
+    "namespace",
+    "pod",
+    "pod_usage_cpu_core_seconds",
+    "pod_request_cpu_core_seconds",
+    "pod_limit_cpu_core_seconds",
+    "pod_usage_memory_byte_seconds",
+    "pod_request_memory_byte_seconds",
+    "pod_limit_memory_byte_seconds",
+    "node_capacity_cpu_cores",
+    "node_capacity_cpu_core_seconds",
+    "node_capacity_memory_bytes",
+    "node_capacity_memory_byte_seconds",
+    "node_role",
+    "resource_id",
+    "pod_labels",
 ]
 STORAGE_COLUMNS = [
-    "report_period_start", "report_period_end", "interval_start", "interval_end", "namespace",
-    "pod", "node", "persistentvolumeclaim", "persistentvolume", "storageclass", "csi_driver",
-    "csi_volume_handle", "persistentvolumeclaim_capacity_bytes",
-    "persistentvolumeclaim_capacity_byte_seconds", "volume_request_storage_byte_seconds",
-    "persistentvolumeclaim_usage_byte_seconds", "persistentvolume_labels",
+    "report_period_start",
+    "report_period_end",
+    "interval_start",
+    "interval_end",
+    "namespace",
+    "pod",
+    "node",
+    "persistentvolumeclaim",
+    "persistentvolume",
+    "storageclass",
+    "csi_driver",
+    "csi_volume_handle",
+    "persistentvolumeclaim_capacity_bytes",
+    "persistentvolumeclaim_capacity_byte_seconds",
+    "volume_request_storage_byte_seconds",
+    "persistentvolumeclaim_usage_byte_seconds",
+    "persistentvolume_labels",
     "persistentvolumeclaim_labels",
 ]
 # Required columns per format (docs/landing-and-raw.md, "Required columns").
@@ -45,20 +70,60 @@ REQUIRED = {
     "nodes.csv": ["cluster_id", "node", "provider_id", "first_seen", "last_seen"],
     "owners.csv": ["cluster_id", "namespace", "kind", "name", "owner_kind", "owner_name"],
     "lb_services.csv": ["cluster_id", "namespace", "service", "load_balancer_id"],
-    "rate_card": ["cluster_id", "resource", "selector_type", "selector", "price", "unit",
-                  "currency", "effective_from"],
-    "azure": ["Date", "SubscriptionId", "ResourceId", "MeterCategory", "CostInBillingCurrency",
-              "BillingAccountId", "BillingPeriodStartDate", "Quantity", "PricingModel",
-              "AdditionalInfo", "Tags"],
-    "aws": ["bill_payer_account_id", "bill_billing_period_start_date",
-            "line_item_usage_account_id", "line_item_line_item_type",
-            "line_item_usage_start_date", "line_item_usage_end_date", "line_item_product_code",
-            "line_item_usage_type", "line_item_resource_id", "line_item_usage_amount",
-            "line_item_unblended_cost", "line_item_net_unblended_cost",
-            "reservation_effective_cost", "savings_plan_savings_plan_effective_cost",
-            "resource_tags"],
-    "gcp": ["billing_account_id", "service", "sku", "usage_start_time", "usage_end_time",
-            "cost", "currency", "credits", "labels", "resource", "invoice", "usage"],
+    "rate_card": [
+        "cluster_id",
+        "resource",
+        "selector_type",
+        "selector",
+        "price",
+        "unit",
+        "currency",
+        "effective_from",
+    ],
+    "azure": [
+        "Date",
+        "SubscriptionId",
+        "ResourceId",
+        "MeterCategory",
+        "CostInBillingCurrency",
+        "BillingAccountId",
+        "BillingPeriodStartDate",
+        "Quantity",
+        "PricingModel",
+        "AdditionalInfo",
+        "Tags",
+    ],
+    "aws": [
+        "bill_payer_account_id",
+        "bill_billing_period_start_date",
+        "line_item_usage_account_id",
+        "line_item_line_item_type",
+        "line_item_usage_start_date",
+        "line_item_usage_end_date",
+        "line_item_product_code",
+        "line_item_usage_type",
+        "line_item_resource_id",
+        "line_item_usage_amount",
+        "line_item_unblended_cost",
+        "line_item_net_unblended_cost",
+        "reservation_effective_cost",
+        "savings_plan_savings_plan_effective_cost",
+        "resource_tags",
+    ],
+    "gcp": [
+        "billing_account_id",
+        "service",
+        "sku",
+        "usage_start_time",
+        "usage_end_time",
+        "cost",
+        "currency",
+        "credits",
+        "labels",
+        "resource",
+        "invoice",
+        "usage",
+    ],
 }
 
 
@@ -259,9 +324,7 @@ def test_billing_links_select_cluster_lines_only(tiny, con):
     ).df()
     assert not gcp[gcp.service == "Cloud SQL"].linked.any()
     assert gcp[gcp.name.fillna("").str.contains("/disks/")].linked.all()
-    azure = pd.concat(
-        pd.read_csv(p, dtype=str) for p in (landing / "billing/azure").rglob("*.csv")
-    )
+    azure = pd.concat(pd.read_csv(p, dtype=str) for p in (landing / "billing/azure").rglob("*.csv"))
     linked = azure.ResourceId.str.lower().str.contains("/resourcegroups/mc_rg-web_aks-web_eastus/")
     assert set(azure[linked].MeterCategory) == {"Virtual Machines", "Storage", "Load Balancer"}
     assert set(azure[~linked].MeterCategory) == {"SQL Database"}
@@ -303,5 +366,8 @@ def test_demo_config_validates(tiny):
     out, _ = tiny
     loaded = config.load_config(out / "kubeledger.yml")
     assert [c["cluster_id"] for c in loaded.tables["clusters"]] == [
-        "eks-prod", "gke-analytics", "aks-web", "onprem-dc1"
+        "eks-prod",
+        "gke-analytics",
+        "aks-web",
+        "onprem-dc1",
     ]

@@ -12,6 +12,8 @@ raw_aws_cur2 as (
         {{- billing_raw_select_list('aws', 'cur2', [
             ('line_item_line_item_type', 'line_item_type'),
             ('reservation_reservation_a_r_n', 'reservation_arn'),
+            ('savings_plan_savings_plan_a_r_n', 'savings_plan_arn'),
+            ('line_item_usage_start_date', 'charge_period_start'),
             ('line_item_unblended_cost', 'unblended_cost'),
             ('line_item_net_unblended_cost', 'net_unblended_cost'),
             ('reservation_effective_cost', 'reservation_effective_cost'),
@@ -39,6 +41,8 @@ typed_aws_cur2 as (
         _source_file,
         line_item_type,
         reservation_arn,
+        savings_plan_arn,
+        charge_period_start,
         {{ billing_to_amount('unblended_cost') }} as unblended_cost,
         {{ billing_to_amount('net_unblended_cost') }} as net_unblended_cost,
         {{ billing_to_amount('reservation_effective_cost') }} as reservation_effective_cost,
@@ -59,6 +63,26 @@ typed_aws_cur2 as (
     from raw_aws_cur2
 ),
 
+covered_aws_cur2 as (
+    select
+        *,
+        sum(
+            case
+                when line_item_type = 'SavingsPlanCoveredUsage'
+                    then coalesce(savings_plan_net_effective_cost, savings_plan_effective_cost)
+            end
+        ) over (partition by savings_plan_arn, charge_period_start)
+            as savings_plan_covered_effective_cost,
+        sum(
+            case
+                when line_item_type = 'DiscountedUsage'
+                    then coalesce(reservation_net_effective_cost, reservation_effective_cost)
+            end
+        ) over (partition by reservation_arn, charge_period_start)
+            as reservation_covered_effective_cost
+    from typed_aws_cur2
+),
+
 files_aws_cur2 as (
     select
         'aws_cur2' as source_format,
@@ -66,7 +90,7 @@ files_aws_cur2 as (
         count(*) as line_count,
         sum(cast(unblended_cost as decimal(38, 10))) as billed_cost,
         sum({{ billing_aws_effective_cost() }}) as effective_cost
-    from typed_aws_cur2
+    from covered_aws_cur2
     group by _source_file
 ),
 
@@ -76,6 +100,8 @@ raw_aws_cur_legacy as (
         {{- billing_raw_select_list('aws', 'cur_legacy', [
             ('lineItem/LineItemType', 'line_item_type'),
             ('reservation/ReservationARN', 'reservation_arn'),
+            ('savingsPlan/SavingsPlanARN', 'savings_plan_arn'),
+            ('lineItem/UsageStartDate', 'charge_period_start'),
             ('lineItem/UnblendedCost', 'unblended_cost'),
             ('lineItem/NetUnblendedCost', 'net_unblended_cost'),
             ('reservation/EffectiveCost', 'reservation_effective_cost'),
@@ -103,6 +129,8 @@ typed_aws_cur_legacy as (
         _source_file,
         line_item_type,
         reservation_arn,
+        savings_plan_arn,
+        charge_period_start,
         {{ billing_to_amount('unblended_cost') }} as unblended_cost,
         {{ billing_to_amount('net_unblended_cost') }} as net_unblended_cost,
         {{ billing_to_amount('reservation_effective_cost') }} as reservation_effective_cost,
@@ -123,6 +151,26 @@ typed_aws_cur_legacy as (
     from raw_aws_cur_legacy
 ),
 
+covered_aws_cur_legacy as (
+    select
+        *,
+        sum(
+            case
+                when line_item_type = 'SavingsPlanCoveredUsage'
+                    then coalesce(savings_plan_net_effective_cost, savings_plan_effective_cost)
+            end
+        ) over (partition by savings_plan_arn, charge_period_start)
+            as savings_plan_covered_effective_cost,
+        sum(
+            case
+                when line_item_type = 'DiscountedUsage'
+                    then coalesce(reservation_net_effective_cost, reservation_effective_cost)
+            end
+        ) over (partition by reservation_arn, charge_period_start)
+            as reservation_covered_effective_cost
+    from typed_aws_cur_legacy
+),
+
 files_aws_cur_legacy as (
     select
         'aws_cur_legacy' as source_format,
@@ -130,7 +178,7 @@ files_aws_cur_legacy as (
         count(*) as line_count,
         sum(cast(unblended_cost as decimal(38, 10))) as billed_cost,
         sum({{ billing_aws_effective_cost() }}) as effective_cost
-    from typed_aws_cur_legacy
+    from covered_aws_cur_legacy
     group by _source_file
 ),
 

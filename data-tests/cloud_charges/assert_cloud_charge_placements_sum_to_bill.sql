@@ -39,7 +39,7 @@ billed as (
 
 compared as (
     select
-        coalesce(billed.provider, placed.provider) as provider,
+        coalesce(billed.provider, placed.provider) as provider,  -- noqa: RF04
         coalesce(billed.billing_account_id, placed.billing_account_id) as billing_account_id,
         coalesce(billed.charge_month, placed.charge_month) as charge_month,
         billed.line_count as bill_line_count,

@@ -50,7 +50,7 @@ invoices as (
 )
 
 select
-    coalesce(invoices.provider, bridge.provider) as provider,
+    coalesce(invoices.provider, bridge.provider) as provider,  -- noqa: RF04
     coalesce(invoices.billing_account_id, bridge.billing_account_id) as billing_account_id,
     coalesce(invoices.invoice_month, bridge.invoice_month) as invoice_month,
     invoices.billed_cost,

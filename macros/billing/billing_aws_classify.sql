@@ -1,7 +1,8 @@
 {#- Step 1 of normalizing an AWS CUR line (both formats): a select over `relation`, which has
     the canonical column names (see stg_aws__cur2_billing_lines), adding what the line is:
     resource key and type, data transfer, EKS/ECS split row, EKS control-plane fee, charge and
-    pricing category, commitment fee. -#}
+    pricing category, commitment fee, and what each savings plan / reservation covered in the
+    line's period (a window over the plan's lines: no join, the grain stays one row per line). -#}
 {% macro billing_aws_classify(relation) -%}
     select
         *,
@@ -44,6 +45,22 @@
             line_item_type in ('SavingsPlanRecurringFee', 'SavingsPlanUpfrontFee', 'RIFee')
             or (line_item_type = 'Fee' and reservation_arn is not null),
             false
-        ) as is_commitment_fee
+        ) as is_commitment_fee,
+        -- What each commitment covered in the line's period (net where the line has it): a
+        -- fee line without its unused-commitment columns is the fee less this.
+        sum(
+            case
+                when line_item_type = 'SavingsPlanCoveredUsage'
+                    then coalesce(savings_plan_net_effective_cost, savings_plan_effective_cost)
+            end
+        ) over (partition by savings_plan_arn, charge_period_start)
+            as savings_plan_covered_effective_cost,
+        sum(
+            case
+                when line_item_type = 'DiscountedUsage'
+                    then coalesce(reservation_net_effective_cost, reservation_effective_cost)
+            end
+        ) over (partition by reservation_arn, charge_period_start)
+            as reservation_covered_effective_cost
     from {{ relation }}
 {%- endmacro %}

@@ -7,10 +7,15 @@
     - SavingsPlanNegation, SavingsPlanUpfrontFee, *Discount, reservation upfront Fee: 0, since
       covered usage and net_ figures already carry them.
     - RIFee: (net) unused amortized upfront + (net) unused recurring fee: reservation waste.
+      Without those columns: the (net) fee less the reservation's DiscountedUsage effective
+      cost in the same period (exact for no-upfront reservations).
     - SavingsPlanRecurringFee: the unused commitment, TotalCommitmentToDate - UsedCommitment,
-      net of discounts in the line's net/unblended ratio. The used part is already in the covered
-      usage lines' effective cost; the whole fee here would count it twice. Without the two
-      commitment columns the (net) fee is used and the line is flagged as a fallback. -#}
+      net of discounts in the line's net/unblended ratio. The used part is already in the
+      covered usage lines' effective cost; the whole fee here would count it twice. Without the
+      two commitment columns: the (net) fee less the plan's SavingsPlanCoveredUsage effective
+      cost in the same period (exact for no-upfront plans).
+    Needs the window columns savings_plan_covered_effective_cost and
+    reservation_covered_effective_cost of billing_aws_classify. -#}
 {% macro billing_aws_effective_cost() -%}
     cast(
         case
@@ -45,11 +50,17 @@
                 )
                 then coalesce(reservation_unused_amortized_upfront_fee, 0)
                 + coalesce(reservation_unused_recurring_fee, 0)
+            when line_item_type = 'RIFee'
+                then coalesce(net_unblended_cost, unblended_cost)
+                - coalesce(reservation_covered_effective_cost, 0)
             when line_item_type = 'SavingsPlanRecurringFee'
                 and savings_plan_total_commitment is not null
                 and savings_plan_used_commitment is not null
                 then (savings_plan_total_commitment - savings_plan_used_commitment)
                 * coalesce({{ safe_divide('net_unblended_cost', 'unblended_cost') }}, 1)
+            when line_item_type = 'SavingsPlanRecurringFee'
+                then coalesce(net_unblended_cost, unblended_cost)
+                - coalesce(savings_plan_covered_effective_cost, 0)
             else coalesce(net_unblended_cost, unblended_cost)
         end
         as decimal(38, 10)

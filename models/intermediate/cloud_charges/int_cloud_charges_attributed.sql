@@ -39,21 +39,28 @@ matched as (
     from {{ ref('int_cloud_charges_matched') }}
 ),
 
-{% if is_incremental() %}
-
 previous as (
-    select
-        billing_line_id,
-        charge_month,
-        attribution_rule,
-        allocation_name,
-        reservation_id,
-        resource_group_id,
-        deployment_id,
-        default_account_id,
-        unattributed_reason,
-        attributed_at
-    from {{ this }}
+    {%- if is_incremental() %}
+        select
+            billing_line_id,
+            charge_month,
+            attribution_rule,
+            allocation_name,
+            reservation_id,
+            resource_group_id,
+            deployment_id,
+            default_account_id,
+            unattributed_reason,
+            attributed_at
+        from {{ this }}
+    {%- else %}
+        -- A full build starts from nothing: every line is attributed now.
+        select
+            *,
+            cast(null as {{ dbt.type_timestamp() }}) as attributed_at
+        from matched
+        where 1 = 0
+    {%- endif %}
 ),
 
 months_to_write as (
@@ -102,17 +109,5 @@ final as (
     union all
     select * from attributed_now
 )
-
-{% else %}
-
-final as (
-    select
-        matched.*,
-        cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}' as {{ dbt.type_timestamp() }})
-            as attributed_at
-    from matched
-)
-
-{% endif %}
 
 select * from final

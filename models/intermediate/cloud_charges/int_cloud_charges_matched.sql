@@ -90,6 +90,9 @@ tagged_lines as (
 ),
 
 -- Rule 1. Two mappings can match one line (an ID and its ARN): the first listed wins.
+{%- set key_tail = dbt.right(
+    'tagged_lines.resource_key', 'length(reservations.reservation_key) + 1'
+) %}
 reservation_matches as (
     select
         tagged_lines.billing_line_id,
@@ -103,10 +106,8 @@ reservation_matches as (
     inner join reservations
         on
             tagged_lines.resource_key = reservations.reservation_key
-            or {{ dbt.right('tagged_lines.resource_key', 'length(reservations.reservation_key) + 1') }}
-            = '/' || reservations.reservation_key
-            or {{ dbt.right('tagged_lines.resource_key', 'length(reservations.reservation_key) + 1') }}
-            = ':' || reservations.reservation_key
+            or {{ key_tail }} = '/' || reservations.reservation_key
+            or {{ key_tail }} = ':' || reservations.reservation_key
 ),
 
 resource_group_periods as (
@@ -160,7 +161,10 @@ group_matches as (
         on
             tagged_lines.resource_group_tag = by_tag.resource_group_id
             and tagged_lines.charge_at >= by_tag.effective_at
-            and (by_tag.next_effective_at is null or tagged_lines.charge_at < by_tag.next_effective_at)
+            and (
+                by_tag.next_effective_at is null
+                or tagged_lines.charge_at < by_tag.next_effective_at
+            )
     left join line_deployments on tagged_lines.billing_line_id = line_deployments.billing_line_id
     left join resource_group_periods as by_deployment
         on

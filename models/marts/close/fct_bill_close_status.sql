@@ -200,8 +200,10 @@ unioned as (
 
 final as (
     select
-        cast({{ dbt.concat(['bill_month', "'|'", 'cluster_id', "'|'", 'cost_family']) }}
-            as {{ dbt.type_string() }}) as bill_slice_id,
+        cast(
+            {{ dbt.concat(['bill_month', "'|'", 'cluster_id', "'|'", 'cost_family']) }}
+            as {{ dbt.type_string() }}
+        ) as bill_slice_id,
         cast(bill_month as {{ dbt.type_string() }}) as bill_month,
         cast(month_start_date as date) as month_start_date,
         cast(bill_state as {{ dbt.type_string() }}) as bill_state,

@@ -156,8 +156,9 @@ unioned as (
 
 final as (
     select
-        cast({{ dbt.concat(['bill_month', "'|'", 'line_id']) }} as {{ dbt.type_string() }})
-            as bill_line_id,
+        cast(
+            {{ dbt.concat(['bill_month', "'|'", 'line_id']) }} as {{ dbt.type_string() }}
+        ) as bill_line_id,
         cast(bill_month as {{ dbt.type_string() }}) as bill_month,
         cast(month_start_date as date) as month_start_date,
         cast(bill_state as {{ dbt.type_string() }}) as bill_state,

@@ -70,7 +70,7 @@ estimate_window as (
     select
         invoiced_through_date,
         window_start_date,
-        {{ dbt.datediff('window_start_date', 'invoiced_through_date', 'day') }} + 1
+        {{ dbt.datediff('window_start_date', 'invoiced_through_date', 'day') }} + 1  -- noqa: LT05
             as window_days
     from (
         select
@@ -118,8 +118,9 @@ spend as (
         coalesce(monthly_costs.line_count, 0) as line_count,
         estimate_window.invoiced_through_date,
         estimate_window.window_days,
-        {{ decimal_divide('coalesce(recent_costs.recent_cost, 0)', 'estimate_window.window_days') }}
-            as daily_average_cost,
+        {{ decimal_divide(
+            'coalesce(recent_costs.recent_cost, 0)', 'estimate_window.window_days'
+        ) }} as daily_average_cost,
         case
             when estimate_window.invoiced_through_date >= cast(
                 {{ dbt.last_day('months.charge_month', 'month') }} as date

@@ -122,8 +122,8 @@ final as (
             'cluster_costs.billed_cost_in_scope + cluster_costs.estimated_cost
             + cluster_costs.rate_card_cost'
         ) }} as ownership_coverage_pct,
-        coalesce(match_rates.nodes_ran, 0) as nodes_ran,
-        coalesce(match_rates.nodes_priced_from_bill, 0) as nodes_priced_from_bill,
+        cast(coalesce(match_rates.nodes_ran, 0) as bigint) as nodes_ran,
+        cast(coalesce(match_rates.nodes_priced_from_bill, 0) as bigint) as nodes_priced_from_bill,
         case
             when not coalesce(match_rates.is_rate_card_cluster, false)
                 then {{ safe_divide('match_rates.nodes_priced_from_bill', 'match_rates.nodes_ran') }}
@@ -134,7 +134,8 @@ final as (
                 match_rates.nodes_priced_from_bill >= 0.9 * match_rates.nodes_ran, false
             )
         end as is_match_rate_healthy,
-        coalesce(unallocated_lists.unallocated_resource_count, 0) as unallocated_resource_count,
+        cast(coalesce(unallocated_lists.unallocated_resource_count, 0) as bigint)
+            as unallocated_resource_count,
         unallocated_lists.unallocated_resource_ids,
         coalesce(match_rates.nodes_ran, 0) > 0 as has_usage,
         coalesce(match_rates.is_rate_card_cluster, false)

@@ -22,7 +22,7 @@ from dagster import (
 )
 
 from kubeledger.dagster.assets_dbt import TRANSLATOR
-from kubeledger.dagster.dbt_project import DBT_MANIFEST
+from kubeledger.dagster.dbt_project import DBT_MANIFEST, dbt_target_path
 from kubeledger.dagster.partitions import monthly_partitions
 from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
 
@@ -83,7 +83,8 @@ def monthly_close(
 
     as_of = warehouse.as_of_date()
     warehouse.activate()
-    project = closer.DbtProject()
+    # the close's own dbt artifacts, apart from the ledger's manifest
+    project = closer.DbtProject(target_path=dbt_target_path() / "close")
     outcomes: dict[str, str] = {}
     sealed: dict[str, Any] = {}
     for month in _months(context):

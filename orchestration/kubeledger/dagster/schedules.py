@@ -61,9 +61,9 @@ def _month_end(first_of_next: dt.date) -> dt.date:
 
 
 def close_run_requests(
-    today: dt.date, grace_days: int, sealed_months: Iterable[str], *, months_back: int = 2
+    today: dt.date, grace_days: int, sealed_months: Iterable[str], *, months_back: int = 1
 ) -> list[RunRequest]:
-    """A close attempt for each of the last months past their grace window and not sealed."""
+    """A close attempt for last month (`months_back` months) once past grace, until sealed."""
     sealed = set(sealed_months)
     requests = []
     first_of_next = today.replace(day=1)

@@ -74,20 +74,27 @@ def generate_fleet(
     landing.mkdir(parents=True)
 
     ctx = Context(
-        fleet=fleet, out_dir=out_dir, con=connect(), progress=say,
+        fleet=fleet,
+        out_dir=out_dir,
+        con=connect(),
+        progress=say,
         workers=workers or os.cpu_count() or 1,
     )
     pods = []
     for cluster in fleet.clusters:
-        pods.append(build_cluster_pods(fleet, cluster, first_uid=sum(len(p.segments) for p in pods)))
+        first_uid = sum(len(p.segments) for p in pods)
+        pods.append(build_cluster_pods(fleet, cluster, first_uid=first_uid))
     load_tables(ctx, pods)
-    say(f"fleet model: {len(fleet.instances)} node instances, "
-        f"{sum(len(p.segments) for p in pods)} pod segments")
+    say(
+        f"fleet model: {len(fleet.instances)} node instances, "
+        f"{sum(len(p.segments) for p in pods)} pod segments"
+    )
 
     for cluster in fleet.clusters:
         write_supplementary(ctx, cluster)
     ctx.run_parallel(
-        [job for cluster in fleet.clusters for job in usage_jobs(ctx, cluster, gzip_usage)]
+        [job for cluster in fleet.clusters for job in usage_jobs(ctx, cluster, gzip_usage)],
+        "usage reports (cluster-days)",
     )
     write_aws(ctx)
     write_gcp(ctx)

@@ -55,21 +55,44 @@ LINE_COLUMNS = {
 }
 
 CUR_COLUMNS = (
-    "bill_payer_account_id", "bill_billing_period_start_date", "bill_billing_period_end_date",
-    "bill_invoice_id", "identity_line_item_id", "identity_time_interval",
-    "line_item_usage_account_id", "line_item_line_item_type", "line_item_usage_start_date",
-    "line_item_usage_end_date", "line_item_product_code", "line_item_usage_type",
-    "line_item_operation", "line_item_availability_zone", "line_item_resource_id",
-    "line_item_usage_amount", "line_item_currency_code", "line_item_unblended_rate",
-    "line_item_unblended_cost", "line_item_net_unblended_cost", "line_item_line_item_description",
-    "product_instance_type", "product_region", "product_product_family", "product_servicecode",
-    "pricing_public_on_demand_cost", "pricing_term", "reservation_reservation_a_r_n",
-    "reservation_effective_cost", "reservation_net_effective_cost",
+    "bill_payer_account_id",
+    "bill_billing_period_start_date",
+    "bill_billing_period_end_date",
+    "bill_invoice_id",
+    "identity_line_item_id",
+    "identity_time_interval",
+    "line_item_usage_account_id",
+    "line_item_line_item_type",
+    "line_item_usage_start_date",
+    "line_item_usage_end_date",
+    "line_item_product_code",
+    "line_item_usage_type",
+    "line_item_operation",
+    "line_item_availability_zone",
+    "line_item_resource_id",
+    "line_item_usage_amount",
+    "line_item_currency_code",
+    "line_item_unblended_rate",
+    "line_item_unblended_cost",
+    "line_item_net_unblended_cost",
+    "line_item_line_item_description",
+    "product_instance_type",
+    "product_region",
+    "product_product_family",
+    "product_servicecode",
+    "pricing_public_on_demand_cost",
+    "pricing_term",
+    "reservation_reservation_a_r_n",
+    "reservation_effective_cost",
+    "reservation_net_effective_cost",
     "reservation_unused_amortized_upfront_fee_for_billing_period",
     "reservation_net_unused_amortized_upfront_fee_for_billing_period",
-    "reservation_unused_recurring_fee", "reservation_net_unused_recurring_fee",
-    "savings_plan_savings_plan_a_r_n", "savings_plan_savings_plan_effective_cost",
-    "savings_plan_net_savings_plan_effective_cost", "resource_tags",
+    "reservation_unused_recurring_fee",
+    "reservation_net_unused_recurring_fee",
+    "savings_plan_savings_plan_a_r_n",
+    "savings_plan_savings_plan_effective_cost",
+    "savings_plan_net_savings_plan_effective_cost",
+    "resource_tags",
 )
 
 
@@ -85,21 +108,25 @@ def write_aws(ctx: Context) -> None:
     rand = ctx.fleet.rand
     con = ctx.cursor()
     last = sql_str(params.last_billed.isoformat())
-    rates = ", ".join(
-        f"({sql_str(t)}, {ON_DEMAND[t]}, {RESERVED[t]})" for t in sorted(ON_DEMAND)
-    )
+    rates = ", ".join(f"({sql_str(t)}, {ON_DEMAND[t]}, {RESERVED[t]})" for t in sorted(ON_DEMAND))
     ri_arn = RI_ARN + rand.uuid("ri")
     sp_arn = SP_ARN + rand.uuid("sp")
     aws_clusters = {c.cluster_id for c in ctx.fleet.clusters if c.provider == "aws"}
     workers = [i for i in ctx.fleet.instances if i.gen == 0 and i.cluster_id in aws_clusters]
     sp_commit = round(
-        1.05 * sum(ON_DEMAND[i.pool.instance_type] * SAVINGS_PLAN_SHARE
-                   for i in workers if i.purchase == "savings_plan"), 3
+        1.05
+        * sum(
+            ON_DEMAND[i.pool.instance_type] * SAVINGS_PLAN_SHARE
+            for i in workers
+            if i.purchase == "savings_plan"
+        ),
+        3,
     )
     reserved_count = sum(1 for i in workers if i.purchase == "reserved") + 1  # one sits unused
     orphans = ", ".join(
         f"({sql_str(c.cluster_id)}, {sql_str('vol-0' + rand.hex(16, 'orphan', c.cluster_id))})"
-        for c in ctx.fleet.clusters if c.provider == "aws"
+        for c in ctx.fleet.clusters
+        if c.provider == "aws"
     )
     day_ts = "cast(usage_date as timestamp)"
     next_ts = "cast(usage_date + 1 as timestamp)"
@@ -117,7 +144,7 @@ def write_aws(ctx: Context) -> None:
             aws_rates.ri,
             0.30 + 0.08 * (hash({ctx.seed}, 'spot', node_days.usage_date) % 1000) / 1000.0
                 as spot_share,
-            '{{' || {_cluster_tag('cluster_id')}
+            '{{' || {_cluster_tag("cluster_id")}
                 || case when role = 'worker'
                         then ',"user_eks_nodegroup_name":"' || pool_name || '"' else '' end
                 || '}}' as tags
@@ -138,7 +165,7 @@ def write_aws(ctx: Context) -> None:
             "usage_type": """case when purchase = 'spot' then 'USE1-SpotUsage:'
                                   else 'USE1-BoxUsage:' end || instance_type""",
             "operation": "case when purchase = 'spot' then 'RunInstances:SV001' "
-                         "else 'RunInstances' end",
+            "else 'RunInstances' end",
             "az": "zone",
             "resource_id": "resource_id",
             "amount": "hours",
@@ -206,12 +233,12 @@ def write_aws(ctx: Context) -> None:
             "az": "zone",
             "resource_id": "resource_id",
             "amount": f"round(2 + 30 * (hash({ctx.seed}, 'dt', resource_id, usage_date) % 1000)"
-                      " / 1000.0 * hours / 24, 6)",
+            " / 1000.0 * hours / 24, 6)",
             "rate": str(DATA_TRANSFER_GB),
             "cost": f"{DATA_TRANSFER_GB} * round(2 + 30 * (hash({ctx.seed}, 'dt', resource_id,"
-                    " usage_date) % 1000) / 1000.0 * hours / 24, 6)",
+            " usage_date) % 1000) / 1000.0 * hours / 24, 6)",
             "net_cost": f"{NET} * {DATA_TRANSFER_GB} * round(2 + 30 * (hash({ctx.seed},"
-                        " 'dt', resource_id, usage_date) % 1000) / 1000.0 * hours / 24, 6)",
+            " 'dt', resource_id, usage_date) % 1000) / 1000.0 * hours / 24, 6)",
             "description": "'$0.01 per GB - regional data transfer - in/out/between EC2 AZs'",
             "product_family": "'Data Transfer'",
             "servicecode": "'AWSDataTransfer'",
@@ -235,7 +262,7 @@ def write_aws(ctx: Context) -> None:
             "description": "'Amazon EKS cluster usage in US East (N. Virginia)'",
             "product_family": "'Compute'",
             "servicecode": "'AmazonEKS'",
-            "tags": f"""'{{' || {_cluster_tag('cluster_id')} || '}}'""",
+            "tags": f"""'{{' || {_cluster_tag("cluster_id")} || '}}'""",
         },
         "from aws_days",
     )
@@ -273,7 +300,7 @@ def write_aws(ctx: Context) -> None:
             ) <= 3
         )""",
     )
-    volume_tags = f"""'{{' || {_cluster_tag('cluster_id')}
+    volume_tags = f"""'{{' || {_cluster_tag("cluster_id")}
         || ',"user_kubernetes_io_created_for_pvc_name":"' || pvc
         || '","user_kubernetes_io_created_for_pvc_namespace":"' || namespace || '"}}'"""
     volumes = (
@@ -289,8 +316,7 @@ def write_aws(ctx: Context) -> None:
             "amount": "size_gib / dayofmonth(last_day(usage_date))",
             "rate": str(EBS_GP3_GB_MONTH),
             "cost": f"{EBS_GP3_GB_MONTH} * size_gib / dayofmonth(last_day(usage_date))",
-            "net_cost": f"{NET} * {EBS_GP3_GB_MONTH} * size_gib"
-                        " / dayofmonth(last_day(usage_date))",
+            "net_cost": f"{NET} * {EBS_GP3_GB_MONTH} * size_gib / dayofmonth(last_day(usage_date))",
             "description": "'$0.08 per GB-month of General Purpose (gp3) provisioned storage'",
             "product_family": "'Storage'",
             "servicecode": "'AmazonEC2'",
@@ -322,7 +348,7 @@ def write_aws(ctx: Context) -> None:
             "description": "'$0.0225 per Network LoadBalancer-hour (or partial hour)'",
             "product_family": "'Load Balancer-Network'",
             "servicecode": "'AWSELB'",
-            "tags": f"""'{{' || {_cluster_tag('cluster_id')}
+            "tags": f"""'{{' || {_cluster_tag("cluster_id")}
                 || ',"user_kubernetes_io_service_name":"' || namespace || '/' || service
                 || '"}}'""",
         },
@@ -347,7 +373,8 @@ def write_aws(ctx: Context) -> None:
             "rate": str(RDS_HOUR),
             "cost": f"24 * {RDS_HOUR}",
             "net_cost": f"{NET} * 24 * {RDS_HOUR}",
-            "description": "'$0.225 per RDS db.r6g.large Single-AZ instance hour running PostgreSQL'",
+            "description": "'$0.225 per RDS db.r6g.large Single-AZ instance hour "
+            "running PostgreSQL'",
             "instance_type": "'db.r6g.large'",
             "product_family": "'Database Instance'",
             "servicecode": "'AmazonRDS'",
@@ -356,8 +383,16 @@ def write_aws(ctx: Context) -> None:
         },
         account_days,
     )
-    parts = [instance_usage, negation, data_transfer, eks_fee, split_pods, volumes,
-             load_balancers, database]
+    parts = [
+        instance_usage,
+        negation,
+        data_transfer,
+        eks_fee,
+        split_pods,
+        volumes,
+        load_balancers,
+        database,
+    ]
     if sp_commit > 0:
         parts.append(
             (
@@ -381,29 +416,29 @@ def write_aws(ctx: Context) -> None:
     con.execute(f"create or replace temp table aws_daily as {union_lines(LINE_COLUMNS, parts)}")
     # The enterprise discount, per day at account level; its own net amount is 0 because every
     # other row's net_ columns already carry it.
-    con.execute(
-        f"""
-        insert into aws_daily
-        {union_lines(LINE_COLUMNS, [(
-            {
-                "line_type": "'EdpDiscount'",
-                "start_ts": "start_ts",
-                "end_ts": "end_ts",
-                "product_code": "'AmazonEC2'",
-                "cost": f"-{EDP_SHARE} * gross",
-                "net_cost": "0",
-                "description": "'Enterprise Discount Program discount'",
-            },
-            "from (select start_ts, end_ts, sum(cost) as gross from aws_daily group by all)",
-        )])}
-        """
+    discount = (
+        {
+            "line_type": "'EdpDiscount'",
+            "start_ts": "start_ts",
+            "end_ts": "end_ts",
+            "product_code": "'AmazonEC2'",
+            "cost": f"-{EDP_SHARE} * gross",
+            "net_cost": "0",
+            "description": "'Enterprise Discount Program discount'",
+        },
+        "from (select start_ts, end_ts, sum(cost) as gross from aws_daily group by all)",
     )
+    con.execute(f"insert into aws_daily {union_lines(LINE_COLUMNS, [discount])}")
     for first, following, complete in params.billed_months():
         _write_month(ctx, first, following, complete, ri_arn, reserved_count)
 
 
 def _write_month(
-    ctx: Context, first: dt.date, following: dt.date, complete: bool, ri_arn: str,
+    ctx: Context,
+    first: dt.date,
+    following: dt.date,
+    complete: bool,
+    ri_arn: str,
     reserved_count: int,
 ) -> None:
     rand = ctx.fleet.rand
@@ -427,7 +462,7 @@ def _write_month(
                         "cost": f"{reserved_count * hours} * {fee}",
                         "net_cost": f"{NET} * {reserved_count * hours} * {fee}",
                         "description": f"'USD {fee} hourly fee per Linux/UNIX (Amazon VPC), "
-                                       "m5.xlarge instance'",
+                        "m5.xlarge instance'",
                         "instance_type": "'m5.xlarge'",
                         "product_family": "'Compute Instance'",
                         "servicecode": "'AmazonEC2'",
@@ -543,7 +578,10 @@ def _write_month(
                  line_item_usage_type, identity_line_item_id
     """
     path = (
-        ctx.landing / "billing" / "aws" / first.strftime("%Y-%m")
+        ctx.landing
+        / "billing"
+        / "aws"
+        / first.strftime("%Y-%m")
         / f"{EXPORT_NAME}-00001.snappy.parquet"
     )
     ctx.copy(query, path, "aws_cur2", "format parquet, compression snappy")

@@ -17,17 +17,43 @@ RESERVED_HOUR = 0.121
 LB_HOUR = 0.025
 SQL_HOUR = 0.5
 # Standard SSD managed disk tiers: (max GiB, name, monthly price)
-DISK_TIERS = ((32, "E4", 2.40), (64, "E6", 4.80), (128, "E10", 9.60), (256, "E15", 19.20),
-              (512, "E20", 38.40))
+DISK_TIERS = (
+    (32, "E4", 2.40),
+    (64, "E6", 4.80),
+    (128, "E10", 9.60),
+    (256, "E15", 19.20),
+    (512, "E20", 38.40),
+)
 PER_INSTANCE_POOLS = ("nodepool1",)  # the other scale sets are billed as a whole
 
 COLUMNS = (
-    "BillingAccountId", "BillingAccountName", "BillingPeriodStartDate", "BillingPeriodEndDate",
-    "Date", "SubscriptionId", "SubscriptionName", "ResourceGroup", "ResourceId",
-    "ResourceLocation", "MeterCategory", "MeterSubCategory", "MeterName", "ConsumedService",
-    "Quantity", "UnitOfMeasure", "EffectivePrice", "UnitPrice", "PayGPrice",
-    "CostInBillingCurrency", "BillingCurrency", "ChargeType", "PricingModel", "Frequency",
-    "ReservationId", "AdditionalInfo", "Tags",
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingPeriodStartDate",
+    "BillingPeriodEndDate",
+    "Date",
+    "SubscriptionId",
+    "SubscriptionName",
+    "ResourceGroup",
+    "ResourceId",
+    "ResourceLocation",
+    "MeterCategory",
+    "MeterSubCategory",
+    "MeterName",
+    "ConsumedService",
+    "Quantity",
+    "UnitOfMeasure",
+    "EffectivePrice",
+    "UnitPrice",
+    "PayGPrice",
+    "CostInBillingCurrency",
+    "BillingCurrency",
+    "ChargeType",
+    "PricingModel",
+    "Frequency",
+    "ReservationId",
+    "AdditionalInfo",
+    "Tags",
 )
 
 LINE_COLUMNS = {
@@ -117,7 +143,7 @@ def write_azure(ctx: Context) -> None:
             "cost": "hours * price",
             "pricing_model": "pricing_model",
             "reservation_id": f"case when pricing_model = 'Reservation' "
-                              f"then {sql_str(reservation)} end",
+            f"then {sql_str(reservation)} end",
             "additional_info": """'{"UsageType":"ComputeHR","ImageType":"Canonical",'
                 || '"ServiceType":"' || instance_type || '","VMName":"' || scale_set || '_'
                 || vm_index || '","VCPUs":' || cores || '}'""",
@@ -203,7 +229,7 @@ def write_azure(ctx: Context) -> None:
             "usage_date": "usage_date",
             "resource_group": "'rg-web'",
             "resource_id": f"'/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/rg-web/providers"
-                           "/Microsoft.Sql/servers/web-sql/databases/orders'",
+            "/Microsoft.Sql/servers/web-sql/databases/orders'",
             "meter_category": "'SQL Database'",
             "meter_subcategory": "'General Purpose - Compute Gen5'",
             "meter_name": "'vCore'",
@@ -261,7 +287,10 @@ def write_azure(ctx: Context) -> None:
             order by usage_date, resource_id, meter_name, additional_info
         """
         path = (
-            ctx.landing / "billing" / "azure" / first.strftime("%Y-%m")
+            ctx.landing
+            / "billing"
+            / "azure"
+            / first.strftime("%Y-%m")
             / f"amortized-cost-{first:%Y%m%d}.csv"
         )
         ctx.copy(query, path, "azure_cost_details")

@@ -79,15 +79,21 @@ class Context:
             self.rows[kind] += rows
             self.bytes[kind] += size
 
-    def run_parallel(self, jobs: list[Callable[[], None]]) -> None:
-        """Run independent file writers on `workers` threads, one DuckDB cursor each.
+    def run_parallel(self, jobs: list[Callable[[], None]], what: str) -> None:
+        """Run independent file writers on `workers` threads, one DuckDB cursor each, and
+        report progress every tenth of the way.
 
         DuckDB itself runs single-threaded (see `connect`): one thread per file keeps each
         file's row order deterministic and is faster than DuckDB's order-preserving
         parallel CSV writer."""
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            for future in [pool.submit(job) for job in jobs]:
+            futures = [pool.submit(job) for job in jobs]
+            reported = 0
+            for done, future in enumerate(futures, start=1):
                 future.result()
+                if done * 10 // len(futures) > reported or done == len(futures):
+                    reported = done * 10 // len(futures)
+                    self.progress(f"{what}: {done}/{len(futures)}")
 
     def close(self) -> None:
         for cursor in self._cursors:
@@ -118,7 +124,8 @@ def union_lines(columns: dict[str, str], parts: list[tuple[dict[str, str], str]]
         if unknown:
             raise ValueError(f"unknown line columns: {sorted(unknown)}")
         exprs = [
-            f"cast({values[name]} as {kind}) as {name}" if name in values
+            f"cast({values[name]} as {kind}) as {name}"
+            if name in values
             else f"cast(null as {kind}) as {name}"
             for name, kind in columns.items()
         ]

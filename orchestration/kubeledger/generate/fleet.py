@@ -305,8 +305,14 @@ def _name_instance(
     cid = cluster.cluster_id
     start_h, end_h, first_secs, last_secs = life
     common = dict(
-        cluster_id=cid, slot=slot, gen=gen, pool=pool, start_h=start_h, end_h=end_h,
-        first_secs=first_secs, last_secs=last_secs,
+        cluster_id=cid,
+        slot=slot,
+        gen=gen,
+        pool=pool,
+        start_h=start_h,
+        end_h=end_h,
+        first_secs=first_secs,
+        last_secs=last_secs,
     )
     if cluster.kind == "eks":
         zone = AWS_REGION + "abc"[slot % 3]
@@ -321,23 +327,30 @@ def _name_instance(
         used.add(node)
         instance_id = "i-0" + rand.hex(16, "ec2", cid, slot, gen)
         return Instance(
-            node=node, zone=zone, provider_id=f"aws:///{zone}/{instance_id}",
-            resource_id=instance_id, **common,
+            node=node,
+            zone=zone,
+            provider_id=f"aws:///{zone}/{instance_id}",
+            resource_id=instance_id,
+            **common,
         )
     if cluster.kind == "gke":
         pool_hash = rand.hex(8, "gke-pool", cid, pool.name)
         attempt = 0
         while True:
-            suffix = rand.chars(4, "abcdefghijklmnopqrstuvwxyz0123456789", "gke", cid, slot, gen,
-                                attempt)
+            suffix = rand.chars(
+                4, "abcdefghijklmnopqrstuvwxyz0123456789", "gke", cid, slot, gen, attempt
+            )
             node = f"gke-{cid}-{pool.name}-{pool_hash}-{suffix}"
             attempt += 1
             if node not in used:
                 break
         used.add(node)
         return Instance(
-            node=node, zone=GCP_ZONE, provider_id=f"gce://{GCP_PROJECT}/{GCP_ZONE}/{node}",
-            resource_id=node, gce_id=rand.digits(19, "gce-id", cid, slot, gen).lstrip("0"),
+            node=node,
+            zone=GCP_ZONE,
+            provider_id=f"gce://{GCP_PROJECT}/{GCP_ZONE}/{node}",
+            resource_id=node,
+            gce_id=rand.digits(19, "gce-id", cid, slot, gen).lstrip("0"),
             **common,
         )
     if cluster.kind == "aks":
@@ -351,8 +364,13 @@ def _name_instance(
             f"virtualMachineScaleSets/{scale_set}/virtualMachines/{index}"
         )
         return Instance(
-            node=node, zone=f"{AZURE_LOCATION}-{slot % 3 + 1}", provider_id=provider_id,
-            resource_id=str(index), scale_set=scale_set, vm_index=index, **common,
+            node=node,
+            zone=f"{AZURE_LOCATION}-{slot % 3 + 1}",
+            provider_id=provider_id,
+            resource_id=str(index),
+            scale_set=scale_set,
+            vm_index=index,
+            **common,
         )
     dc = cluster.datacenter
     if pool.role == "control-plane":
@@ -360,8 +378,11 @@ def _name_instance(
         return Instance(node=node, zone=f"{dc}-rack-a", provider_id="", resource_id="", **common)
     node = f"{dc}-node-{slot:02d}"
     return Instance(
-        node=node, zone=f"{dc}-rack-{'ab'[slot % 2]}", provider_id=f"metal://{dc}/{node}",
-        resource_id=node, **common,
+        node=node,
+        zone=f"{dc}-rack-{'ab'[slot % 2]}",
+        provider_id=f"metal://{dc}/{node}",
+        resource_id=node,
+        **common,
     )
 
 
@@ -381,8 +402,8 @@ def _node_labels(cluster: Cluster, instance: Instance) -> dict[str, str]:
         labels["topology.kubernetes.io/region"] = AWS_REGION
         if pool.role == "worker":
             labels["eks.amazonaws.com/nodegroup"] = pool.name
-            labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.purchase == "spot" else (
-                "ON_DEMAND"
+            labels["eks.amazonaws.com/capacityType"] = (
+                "SPOT" if pool.purchase == "spot" else ("ON_DEMAND")
             )
     elif cluster.kind == "gke":
         labels["cloud.google.com/gke-nodepool"] = pool.name

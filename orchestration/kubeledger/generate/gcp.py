@@ -56,8 +56,11 @@ def write_gcp(ctx: Context) -> None:
         return
     con = ctx.cursor()
     last = sql_str(params.last_billed.isoformat())
-    committed = [i for i in ctx.fleet.instances
-                 if i.gen == 0 and i.cluster_id in gcp_clusters and i.purchase == "committed"]
+    committed = [
+        i
+        for i in ctx.fleet.instances
+        if i.gen == 0 and i.cluster_id in gcp_clusters and i.purchase == "committed"
+    ]
     committed_cores = sum(i.cores for i in committed)
     committed_gib = sum(i.pool.mem_gib for i in committed)
     con.execute(
@@ -101,7 +104,7 @@ def write_gcp(ctx: Context) -> None:
                                || '/instances/' || gce_id""",
             "cost": cost,
             "amount": f"case when {core} then cores * hours * 3600 "
-                      f"else mem_gib::double * {GIB} * hours * 3600 end",
+            f"else mem_gib::double * {GIB} * hours * 3600 end",
             "unit": "case when part = 'core' then 'seconds' else 'byte-seconds' end",
             "pricing_amount": "case when part = 'core' then cores * hours else mem_gib * hours end",
             "pricing_unit": "case when part = 'core' then 'hour' else 'gibibyte hour' end",
@@ -134,7 +137,7 @@ def write_gcp(ctx: Context) -> None:
             "resource_name": "csi_volume_handle",
             "global_name": "'//compute.googleapis.com/' || csi_volume_handle",
             "cost": f"round({PD_BALANCED_GIB_MONTH} * size_gib"
-                    " / dayofmonth(last_day(usage_date)), 6)",
+            " / dayofmonth(last_day(usage_date)), 6)",
             "amount": f"size_gib::double * {GIB} * 86400",
             "unit": "'byte-seconds'",
             "pricing_amount": "size_gib / dayofmonth(last_day(usage_date))",
@@ -143,7 +146,9 @@ def write_gcp(ctx: Context) -> None:
         """from (select gcp_days.usage_date, pvcs.*
                  from gcp_days inner join pvcs on pvcs.cluster_id = gcp_days.cluster_id)""",
     )
-    gigabytes = f"round(5 + 40 * (hash({ctx.seed}, 'egress', cluster_id, usage_date) % 1000) / 1000.0, 3)"
+    gigabytes = (
+        f"round(5 + 40 * (hash({ctx.seed}, 'egress', cluster_id, usage_date) % 1000) / 1000.0, 3)"
+    )
     egress = (
         {
             "service_id": sql_str(NETWORKING[0]),
@@ -172,7 +177,7 @@ def write_gcp(ctx: Context) -> None:
             "zone": "'us-central1-b'",
             "resource_name": f"'projects/{GCP_PROJECT}/instances/analytics-pg'",
             "global_name": f"'//cloudsql.googleapis.com/projects/{GCP_PROJECT}/instances/"
-                           "analytics-pg'",
+            "analytics-pg'",
             "cost": f"round(2 * 24 * {SQL_VCPU_HOUR}, 6)",
             "amount": str(2 * 24 * 3600),
             "unit": "'seconds'",
@@ -197,7 +202,7 @@ def write_gcp(ctx: Context) -> None:
                         "start_ts": day_ts,
                         "cost": f"round({quantity} * 24 * {rate}, 6)",
                         "amount": f"{quantity}::double * 86400"
-                                  + (f" * {GIB}" if name == "Ram" else ""),
+                        + (f" * {GIB}" if name == "Ram" else ""),
                         "unit": "'seconds'" if name == "Core" else "'byte-seconds'",
                         "pricing_amount": f"{quantity} * 24",
                         "pricing_unit": sql_str(unit),
@@ -239,7 +244,10 @@ def write_gcp(ctx: Context) -> None:
                      labels::varchar
         """
         path = (
-            ctx.landing / "billing" / "gcp" / first.strftime("%Y-%m")
+            ctx.landing
+            / "billing"
+            / "gcp"
+            / first.strftime("%Y-%m")
             / "billing_export-000000000000.jsonl.gz"
         )
         ctx.copy(query, path, "gcp_billing_export", "format json, compression gzip")

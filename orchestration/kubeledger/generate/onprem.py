@@ -8,8 +8,16 @@ import datetime as dt
 from kubeledger.generate.context import Context, sql_str
 from kubeledger.generate.fleet import Cluster
 
-COLUMNS = ("cluster_id", "resource", "selector_type", "selector", "price", "unit", "currency",
-           "effective_from")
+COLUMNS = (
+    "cluster_id",
+    "resource",
+    "selector_type",
+    "selector",
+    "price",
+    "unit",
+    "currency",
+    "effective_from",
+)
 
 
 def rate_card_rows(cluster: Cluster, start: dt.date) -> list[tuple]:

@@ -26,7 +26,7 @@ from kubeledger.generate.ids import K8S_ALPHABET, label_string
 MIB = 1024**2
 REQUESTED_SHARE = 0.6  # workers' capacity requested by long-running pods
 LONG_RUNNING = ("Deployment", "StatefulSet", "Pod")
-MAX_REPLICAS = 10  # past this a scaled template is split into numbered copies
+MAX_REPLICAS = 25  # past this a scaled template is split into numbered copies
 
 
 @dataclass
@@ -96,12 +96,18 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
                 intents.append(_run_intent(workload, day, slot, start, template.run_secs, hours))
         elif workload.kind == "Job":
             day = min(1, params.days - 1)
-            intents.append(_run_intent(workload, 0, workers[0], day * 24 + 10, template.run_secs,
-                                       hours))
+            intents.append(
+                _run_intent(workload, 0, workers[0], day * 24 + 10, template.run_secs, hours)
+            )
         else:
             rollout = (
-                rand.randint(int(hours * 0.3), max(int(hours * 0.3), int(hours * 0.7) - 1),
-                             "rollout", cid, workload.name)
+                rand.randint(
+                    int(hours * 0.3),
+                    max(int(hours * 0.3), int(hours * 0.7) - 1),
+                    "rollout",
+                    cid,
+                    workload.name,
+                )
                 if workload.kind == "Deployment"
                 else None
             )
@@ -159,7 +165,10 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
                 "cluster_id": cid,
                 "namespace": namespace,
                 "labels": label_string(
-                    {"kubernetes.io/metadata.name": namespace, **NAMESPACE_LABELS.get(namespace, {})}
+                    {
+                        "kubernetes.io/metadata.name": namespace,
+                        **NAMESPACE_LABELS.get(namespace, {}),
+                    }
                 ),
             }
             for namespace in namespaces_for(cluster.kind)
@@ -249,8 +258,9 @@ def _pod_identity(
     template = workload.template
     name = workload.name
     labels = dict(template.labels)
-    suffix = rand.chars(5, K8S_ALPHABET, "pod", cid, name, intent.replica, intent.run,
-                        instance.node)
+    suffix = rand.chars(
+        5, K8S_ALPHABET, "pod", cid, name, intent.replica, intent.run, instance.node
+    )
     if workload.kind == "Deployment":
         length = rand.randint(9, 10, "rs-len", cid, name, intent.run)
         rs_hash = rand.chars(length, K8S_ALPHABET, "rs", cid, name, intent.run)
@@ -258,12 +268,15 @@ def _pod_identity(
         pod = f"{replica_set}-{suffix}"
         if labels:
             labels["pod-template-hash"] = rs_hash
-        owners = [("Pod", pod, "ReplicaSet", replica_set),
-                  ("ReplicaSet", replica_set, "Deployment", name)]
+        owners = [
+            ("Pod", pod, "ReplicaSet", replica_set),
+            ("ReplicaSet", replica_set, "Deployment", name),
+        ]
     elif workload.kind == "StatefulSet":
         pod = f"{name}-{intent.replica}"
-        labels["controller-revision-hash"] = f"{name}-" + rand.chars(10, K8S_ALPHABET, "rev",
-                                                                       cid, name)
+        labels["controller-revision-hash"] = f"{name}-" + rand.chars(
+            10, K8S_ALPHABET, "rev", cid, name
+        )
         labels["statefulset.kubernetes.io/pod-name"] = pod
         owners = [("Pod", pod, "StatefulSet", name)]
     elif workload.kind == "DaemonSet":
@@ -385,17 +398,23 @@ def _volume_identity(
         return "ebs.csi.aws.com", "gp3", volume, {"topology.kubernetes.io/zone": "us-east-1a"}
     if cluster.kind == "gke":
         handle = f"projects/{GCP_PROJECT}/zones/{GCP_ZONE}/disks/{pv}"
-        return "pd.csi.storage.gke.io", "standard-rwo", handle, {
-            "topology.kubernetes.io/zone": GCP_ZONE
-        }
+        return (
+            "pd.csi.storage.gke.io",
+            "standard-rwo",
+            handle,
+            {"topology.kubernetes.io/zone": GCP_ZONE},
+        )
     if cluster.kind == "aks":
         handle = (
             f"/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/"
             f"{cluster.resource_group.lower()}/providers/Microsoft.Compute/disks/{pv}"
         )
-        return "disk.csi.azure.com", "managed-csi", handle, {
-            "topology.kubernetes.io/zone": "eastus-1"
-        }
+        return (
+            "disk.csi.azure.com",
+            "managed-csi",
+            handle,
+            {"topology.kubernetes.io/zone": "eastus-1"},
+        )
     handle = "0001-0009-rook-ceph-0000000000000001-" + rand.uuid("ceph", cluster.cluster_id, claim)
     return "rbd.csi.ceph.com", "ceph-rbd", handle, {"storage-tier": "ceph-ssd"}
 
@@ -406,8 +425,10 @@ def lb_services(fleet: Fleet, cluster: Cluster) -> list[dict]:
     cid = cluster.cluster_id
     rows: list[tuple[str, str, str]] = []
     if cluster.kind == "eks":
-        for namespace, service in (("ingress-nginx", "ingress-nginx-controller"),
-                                   ("web", "frontend")):
+        for namespace, service in (
+            ("ingress-nginx", "ingress-nginx-controller"),
+            ("web", "frontend"),
+        ):
             name = "a" + rand.hex(31, "elb-name", cid, service)
             arn = (
                 "arn:aws:elasticloadbalancing:us-east-1:111111111111:loadbalancer/net/"

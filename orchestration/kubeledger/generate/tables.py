@@ -10,40 +10,84 @@ from kubeledger.generate.pods import ClusterPods
 
 INSTANCES = pa.schema(
     [
-        ("cluster_id", pa.string()), ("provider", pa.string()), ("slot", pa.int32()),
-        ("gen", pa.int32()), ("node", pa.string()), ("pool_name", pa.string()),
-        ("role", pa.string()), ("purchase", pa.string()), ("instance_type", pa.string()),
-        ("cores", pa.int32()), ("mem_gib", pa.int32()), ("mem_bytes", pa.int64()),
-        ("zone", pa.string()), ("provider_id", pa.string()), ("resource_id", pa.string()),
-        ("start_h", pa.int32()), ("end_h", pa.int32()), ("first_secs", pa.int32()),
-        ("last_secs", pa.int32()), ("labels", pa.string()), ("scale_set", pa.string()),
-        ("vm_index", pa.int32()), ("gce_id", pa.string()),
+        ("cluster_id", pa.string()),
+        ("provider", pa.string()),
+        ("slot", pa.int32()),
+        ("gen", pa.int32()),
+        ("node", pa.string()),
+        ("pool_name", pa.string()),
+        ("role", pa.string()),
+        ("purchase", pa.string()),
+        ("instance_type", pa.string()),
+        ("cores", pa.int32()),
+        ("mem_gib", pa.int32()),
+        ("mem_bytes", pa.int64()),
+        ("zone", pa.string()),
+        ("provider_id", pa.string()),
+        ("resource_id", pa.string()),
+        ("start_h", pa.int32()),
+        ("end_h", pa.int32()),
+        ("first_secs", pa.int32()),
+        ("last_secs", pa.int32()),
+        ("labels", pa.string()),
+        ("scale_set", pa.string()),
+        ("vm_index", pa.int32()),
+        ("gce_id", pa.string()),
     ]
 )
 
 SEGMENTS = pa.schema(
     [
-        ("cluster_id", pa.string()), ("pod_uid", pa.int64()), ("wid", pa.int32()),
-        ("replica", pa.int32()), ("namespace", pa.string()), ("pod", pa.string()),
-        ("kind", pa.string()), ("node", pa.string()), ("node_cores", pa.int32()),
-        ("node_mem", pa.int64()), ("node_role", pa.string()), ("resource_id", pa.string()),
-        ("inst_start_h", pa.int32()), ("inst_end_h", pa.int32()),
-        ("inst_first_secs", pa.int32()), ("inst_last_secs", pa.int32()),
-        ("seg_start_h", pa.int32()), ("seg_end_h", pa.int32()), ("seg_last_secs", pa.int32()),
-        ("cpu_req", pa.float64()), ("mem_req", pa.int64()), ("cpu_lim", pa.float64()),
-        ("mem_lim", pa.int64()), ("cpu_base", pa.float64()), ("mem_base", pa.float64()),
-        ("util", pa.float64()), ("mem_util", pa.float64()), ("burst", pa.float64()),
-        ("mem_burst", pa.float64()), ("fixed_cpu", pa.float64()), ("labels", pa.string()),
+        ("cluster_id", pa.string()),
+        ("pod_uid", pa.int64()),
+        ("wid", pa.int32()),
+        ("replica", pa.int32()),
+        ("namespace", pa.string()),
+        ("pod", pa.string()),
+        ("kind", pa.string()),
+        ("node", pa.string()),
+        ("node_cores", pa.int32()),
+        ("node_mem", pa.int64()),
+        ("node_role", pa.string()),
+        ("resource_id", pa.string()),
+        ("inst_start_h", pa.int32()),
+        ("inst_end_h", pa.int32()),
+        ("inst_first_secs", pa.int32()),
+        ("inst_last_secs", pa.int32()),
+        ("seg_start_h", pa.int32()),
+        ("seg_end_h", pa.int32()),
+        ("seg_last_secs", pa.int32()),
+        ("cpu_req", pa.float64()),
+        ("mem_req", pa.int64()),
+        ("cpu_lim", pa.float64()),
+        ("mem_lim", pa.int64()),
+        ("cpu_base", pa.float64()),
+        ("mem_base", pa.float64()),
+        ("util", pa.float64()),
+        ("mem_util", pa.float64()),
+        ("burst", pa.float64()),
+        ("mem_burst", pa.float64()),
+        ("fixed_cpu", pa.float64()),
+        ("labels", pa.string()),
     ]
 )
 
 PVCS = pa.schema(
     [
-        ("cluster_id", pa.string()), ("namespace", pa.string()), ("pvc", pa.string()),
-        ("pv", pa.string()), ("storageclass", pa.string()), ("csi_driver", pa.string()),
-        ("csi_volume_handle", pa.string()), ("capacity_bytes", pa.int64()),
-        ("size_gib", pa.int32()), ("mount_wid", pa.int32()), ("mount_replica", pa.int32()),
-        ("used_share", pa.float64()), ("pv_labels", pa.string()), ("pvc_labels", pa.string()),
+        ("cluster_id", pa.string()),
+        ("namespace", pa.string()),
+        ("pvc", pa.string()),
+        ("pv", pa.string()),
+        ("storageclass", pa.string()),
+        ("csi_driver", pa.string()),
+        ("csi_volume_handle", pa.string()),
+        ("capacity_bytes", pa.int64()),
+        ("size_gib", pa.int32()),
+        ("mount_wid", pa.int32()),
+        ("mount_replica", pa.int32()),
+        ("used_share", pa.float64()),
+        ("pv_labels", pa.string()),
+        ("pvc_labels", pa.string()),
     ]
 )
 
@@ -53,14 +97,20 @@ NAMESPACES = pa.schema(
 
 OWNERS = pa.schema(
     [
-        ("cluster_id", pa.string()), ("namespace", pa.string()), ("kind", pa.string()),
-        ("name", pa.string()), ("owner_kind", pa.string()), ("owner_name", pa.string()),
+        ("cluster_id", pa.string()),
+        ("namespace", pa.string()),
+        ("kind", pa.string()),
+        ("name", pa.string()),
+        ("owner_kind", pa.string()),
+        ("owner_name", pa.string()),
     ]
 )
 
 LB_SERVICES = pa.schema(
     [
-        ("cluster_id", pa.string()), ("namespace", pa.string()), ("service", pa.string()),
+        ("cluster_id", pa.string()),
+        ("namespace", pa.string()),
+        ("service", pa.string()),
         ("load_balancer_id", pa.string()),
     ]
 )
@@ -90,8 +140,7 @@ def load_tables(ctx: Context, pods: list[ClusterPods]) -> None:
             strftime(ts + interval 3599 second, '%Y-%m-%d %H:%M:%S +0000 UTC') as interval_end,
             strftime(date_trunc('month', ts), '%Y-%m-%d %H:%M:%S +0000 UTC') as rp_start,
             strftime(date_trunc('month', ts) + interval 1 month, '%Y-%m-%d %H:%M:%S +0000 UTC')
-                as rp_end,
-            0.8 + 0.3 * cos(2 * pi() * (hod - 15) / 24) as diurnal
+                as rp_end
         from base
         """
     )
@@ -100,14 +149,29 @@ def load_tables(ctx: Context, pods: list[ClusterPods]) -> None:
         "instances",
         [
             {
-                "cluster_id": i.cluster_id, "provider": providers[i.cluster_id], "slot": i.slot,
-                "gen": i.gen, "node": i.node, "pool_name": i.pool.name, "role": i.role,
-                "purchase": i.purchase, "instance_type": i.pool.instance_type,
-                "cores": i.cores, "mem_gib": i.pool.mem_gib, "mem_bytes": i.mem_bytes,
-                "zone": i.zone, "provider_id": i.provider_id, "resource_id": i.resource_id,
-                "start_h": i.start_h, "end_h": i.end_h, "first_secs": i.first_secs,
-                "last_secs": i.last_secs, "labels": i.labels, "scale_set": i.scale_set,
-                "vm_index": i.vm_index, "gce_id": i.gce_id,
+                "cluster_id": i.cluster_id,
+                "provider": providers[i.cluster_id],
+                "slot": i.slot,
+                "gen": i.gen,
+                "node": i.node,
+                "pool_name": i.pool.name,
+                "role": i.role,
+                "purchase": i.purchase,
+                "instance_type": i.pool.instance_type,
+                "cores": i.cores,
+                "mem_gib": i.pool.mem_gib,
+                "mem_bytes": i.mem_bytes,
+                "zone": i.zone,
+                "provider_id": i.provider_id,
+                "resource_id": i.resource_id,
+                "start_h": i.start_h,
+                "end_h": i.end_h,
+                "first_secs": i.first_secs,
+                "last_secs": i.last_secs,
+                "labels": i.labels,
+                "scale_set": i.scale_set,
+                "vm_index": i.vm_index,
+                "gce_id": i.gce_id,
             }
             for i in ctx.fleet.instances
         ],

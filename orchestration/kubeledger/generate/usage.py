@@ -28,7 +28,8 @@ def day_constants(ctx: Context, day: int) -> dict[str, str]:
     diurnal = [0.8 + 0.3 * math.cos(2 * math.pi * (n - 15) / 24) for n in range(24)]
     return {
         "starts": "[" + ", ".join(sql_str(_stamp(h)) for h in hours) + "]",
-        "ends": "[" + ", ".join(sql_str(_stamp(h + dt.timedelta(seconds=3599))) for h in hours)
+        "ends": "["
+        + ", ".join(sql_str(_stamp(h + dt.timedelta(seconds=3599))) for h in hours)
         + "]",
         "diurnal": "[" + ", ".join(f"{x:.6f}" for x in diurnal) + "]",
         "period_start": sql_str(_stamp(period)),
@@ -255,7 +256,6 @@ def _write_usage_day(ctx: Context, cluster: Cluster, day: int, gzip_usage: bool)
     path = folder / "manifest.json"
     path.write_text(json.dumps(manifest, indent=2) + "\n")
     ctx.note(path, "manifest", 1)
-    ctx.progress(f"{cid}: usage {date.isoformat()}")
 
 
 def write_supplementary(ctx: Context, cluster: Cluster) -> None:
@@ -287,7 +287,8 @@ def write_supplementary(ctx: Context, cluster: Cluster) -> None:
         folder / "owners.csv",
         "cluster_owners",
     )
-    if not ctx.con.execute(f"select count(*) from lb_services where cluster_id = {cid}").fetchone()[0]:
+    services = ctx.cursor().execute(f"select count(*) from lb_services where cluster_id = {cid}")
+    if not services.fetchone()[0]:
         return
     ctx.copy(
         f"""
