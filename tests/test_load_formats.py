@@ -510,3 +510,38 @@ def test_the_whole_sample_folder_loads_in_one_call(tmp_path):
         ]
         assert empty == []
         assert check.execute("select count(*) from raw.loaded_files").fetchone() == (20,)
+
+
+def test_the_contract_lists_every_known_and_typed_column():
+    """docs/landing-and-raw.md is the contract staging is written against: it must not drift."""
+    doc = (Path(__file__).parents[1] / "docs" / "landing-and-raw.md").read_text()
+    for spec in FORMATS:
+        known = f"- `raw.{spec.raw_table}`: " + ", ".join(f"`{c}`" for c in spec.columns)
+        assert known + "\n" in doc, spec.raw_table
+        typed = (
+            f"| `raw.{spec.raw_table}` | "
+            f"{', '.join(f'`{c}`' for c in spec.timestamps) or '—'} | "
+            f"{', '.join(f'`{c}`' for c in spec.numbers) or '—'} |"
+        )
+        assert typed in doc, spec.raw_table
+
+
+@pytest.mark.parametrize(
+    ("value", "reads"),
+    [
+        ("12", True),
+        ("-0.5", True),
+        ("1.2E-5", True),
+        (" 3 ", True),
+        ("", True),
+        ("n/a", False),
+        ("1,234.5", False),
+        ("$3", False),
+        ("NaN", False),
+        ("inf", False),
+    ],
+)
+def test_which_numbers_read(con, value, reads):
+    from kubeledger.load.sql import readable_number_sql
+
+    assert con.execute(f"select {readable_number_sql('$1')}", [value]).fetchone() == (reads,)

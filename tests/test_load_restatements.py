@@ -284,3 +284,21 @@ def test_azure_restatement_without_billing_account_uses_subscription_and_month(c
     assert con.execute("select Date, Cost from raw.azure_cost_details").fetchall() == [
         ("03/31/2025", "0.04608")
     ]
+
+
+def test_identical_reports_of_two_clusters_are_both_loaded(con, tmp_path):
+    """Two clusters can send byte-identical label reports: same namespaces, same hours."""
+    landing = land(tmp_path / "landing", "koku/namespace-labels.csv")
+    shutil.copytree(landing / "koku", landing / "other-cluster")
+
+    first = load_landing(con, landing)
+    second = load_landing(con, landing)
+
+    assert (first.files_loaded, first.files_skipped) == (2, 0)
+    assert (second.files_loaded, second.files_skipped) == (0, 2)
+    assert con.execute(
+        "select _cluster_id, count(*) from raw.koku_namespace_labels group by all order by all"
+    ).fetchall() == [("koku", 3), ("other-cluster", 3)]
+    assert con.execute(
+        "select cluster_id from raw.loaded_files order by cluster_id"
+    ).fetchall() == [("koku",), ("other-cluster",)]

@@ -48,6 +48,19 @@ def prepare_warehouse(db_path: Path | None = None, config: Config | None = None)
     return config
 
 
+def _release_duckdb() -> None:
+    """dbt-duckdb keeps its database open in-process after a run; close it, so this process
+    (or the next writer) can open the file again."""
+    try:
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    except ImportError:
+        return
+    environment = DuckDBConnectionManager._ENV
+    if environment is not None:
+        environment.close()
+    DuckDBConnectionManager.close_all_connections()
+
+
 def run_dbt(
     args: Sequence[str],
     *,
@@ -76,7 +89,10 @@ def run_dbt(
             progress(event.info.msg)
 
     runner = dbtRunner(callbacks=[_callback] if progress else [])
-    result = runner.invoke(command)
+    try:
+        result = runner.invoke(command)
+    finally:
+        _release_duckdb()
     if result.exception is not None:
         raise DbtError(f"dbt {' '.join(args)} failed: {result.exception}")
     if not result.success:

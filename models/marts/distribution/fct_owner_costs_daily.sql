@@ -147,6 +147,10 @@ final as (
         coalesce(cost_center, 'unallocated'),
         coalesce(application, 'unallocated'),
         owner_status
+    -- a platform pod's owner row carries nothing (its cost is in the platform pool)
+    having
+        sum(abs(direct_cost) + abs(workload_idle_cost) + abs(unallocated_cost)
+        {% for pool in pools %}+ abs({{ pool }}_share_cost){% endfor %}) > 0
 )
 
 select * from final

@@ -152,21 +152,44 @@ def _walk(landing: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(landing).as_posix())
 
 
-def _earlier_loads(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """Content hashes a load skips, with the file they were loaded from.
+@dataclass(frozen=True)
+class _Earlier:
+    """A load of some content: where it came from, and whose usage it was."""
+
+    source_file: str
+    is_usage: bool
+    cluster_id: str | None
+
+
+def _earlier_loads(con: duckdb.DuckDBPyConnection) -> dict[str, list[_Earlier]]:
+    """Loads a file with the same content may repeat, by content hash.
 
     A billing or usage file is skipped once its content was ever loaded: landing folders keep
     old deliveries next to their restatements, and those must not come back. A supplementary
     file is skipped only while its content is the current version, so that going back to an
-    earlier version of nodes.csv loads that version again.
+    earlier version of nodes.csv loads that version again. Usage reports are told apart by
+    cluster too: two clusters can send byte-identical label reports for the same hours.
     """
     supplementary = [spec.name for spec in FORMATS if spec.kind == "supplementary"]
+    usage = [spec.name for spec in FORMATS if spec.kind == "usage"]
     rows = con.execute(
-        "select file_hash, min(source_file) from raw.loaded_files "
-        "where replaced_at is null or not list_contains(?, format) group by file_hash",
-        [supplementary],
+        "select file_hash, source_file, list_contains(?, format), cluster_id "
+        "from raw.loaded_files "
+        "where replaced_at is null or not list_contains(?, format) order by loaded_at",
+        [usage, supplementary],
     ).fetchall()
-    return dict(rows)
+    earlier: dict[str, list[_Earlier]] = {}
+    for file_hash, source_file, is_usage, cluster_id in rows:
+        earlier.setdefault(file_hash, []).append(_Earlier(source_file, is_usage, cluster_id))
+    return earlier
+
+
+def _same_content_loaded(loads: list[_Earlier], cluster_of_folder: Callable[[], str]) -> str | None:
+    """The earlier file whose load makes this one a repeat, if any."""
+    for load in loads:
+        if not load.is_usage or load.cluster_id == cluster_of_folder():
+            return load.source_file
+    return None
 
 
 def _file_hash(path: Path) -> str:
@@ -179,7 +202,6 @@ def _plan(
 ) -> list[_Planned]:
     """Check every file before anything is written: format, required columns, manifests."""
     loaded = _earlier_loads(con)
-    seen: dict[str, str] = {}
     cluster_ids: dict[Path, str] = {}
     planned: list[_Planned] = []
     for path in _walk(landing):
@@ -190,7 +212,10 @@ def _plan(
             progress(result.line())
             continue
         file_hash = _file_hash(path)
-        earlier = seen.get(file_hash) or loaded.get(file_hash)
+        earlier = _same_content_loaded(
+            loaded.get(file_hash, []),
+            lambda path=path: _cluster_id(landing, path.parent, cluster_ids),
+        )
         if earlier is not None:
             note = (
                 "already loaded (same content)"
@@ -201,10 +226,10 @@ def _plan(
             summary.files.append(result)
             progress(result.line())
             continue
-        seen[file_hash] = source_file
         sniffed = sniff(con, path, source_file)
         spec = match_format(sniffed.header, source_file)
         if isinstance(spec, IgnoredFormat):
+            loaded.setdefault(file_hash, []).append(_Earlier(source_file, False, None))
             result = FileResult(
                 source_file,
                 "ignored",
@@ -238,6 +263,9 @@ def _plan(
             file_hash=file_hash,
         )
         summary.files.append(result)
+        loaded.setdefault(file_hash, []).append(
+            _Earlier(source_file, spec.kind == "usage", cluster_id)
+        )
         planned.append(
             _Planned(
                 len(planned), path, source_file, file_hash, spec, source, plan, cluster_id, result
@@ -495,6 +523,7 @@ def _record_loaded_files(
             loaded_at,
             item.result.rows_replaced,
             None,
+            item.cluster_id,
         )
         for item in planned
     ]

@@ -39,6 +39,7 @@ LOADED_FILES_COLUMNS: tuple[tuple[str, str], ...] = (
     ("loaded_at", "timestamp"),
     ("rows_replaced", "bigint"),
     ("replaced_at", "timestamp"),
+    ("cluster_id", "varchar"),
 )
 
 

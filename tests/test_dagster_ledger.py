@@ -1,0 +1,155 @@
+"""The daily ledger through Dagster, in process, on a tiny generated fleet (2 clusters, 6 nodes,
+2026-10-01 .. 2026-10-04, as of 2026-10-08): a day partition rebuilds that day only, every run
+is logged, and a failing raw-data expectation blocks the ledger and shows in data health.
+
+The tests run in file order on one warehouse; each leaves it as the next expects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import os
+
+import duckdb
+import pytest
+
+from tests.test_dagster_support import (
+    query,
+    range_tags,
+    skipped_steps,
+    step_failures,
+    tiny_fleet,
+    usage_report,
+)
+from tests.test_dagster_support import warehouse as warehouse_resource
+
+AS_OF = "2026-10-08"
+POD_COLUMNS = (
+    "cluster_id, usage_date, namespace, pod, node, team, cost_center, application, "
+    "cpu_usage_core_hours, cpu_cost, memory_cost, used_cost, workload_idle_cost, total_cost"
+)
+
+
+def _run(fleet, *, partition_key: str | None = None, tags: dict | None = None,
+         asset_selection=None):
+    from kubeledger.dagster.definitions import defs
+
+    return defs.resolve_job_def("ledger_daily").execute_in_process(
+        partition_key=partition_key,
+        tags=tags,
+        asset_selection=asset_selection,
+        resources={"warehouse": warehouse_resource(fleet, AS_OF)},
+        raise_on_error=False,
+    )
+
+
+def _pod_rows(db, where: str = "true") -> list[tuple]:
+    return query(db, f"select {POD_COLUMNS} from marts.fct_pod_costs_daily where {where} "
+                     "order by cluster_id, usage_date, namespace, pod")
+
+
+def _rewrite(path, sql_update: str) -> None:
+    """Rewrite a CSV report in place through DuckDB (every column as text, same header)."""
+    con = duckdb.connect()
+    con.execute(f"create table report as select * from read_csv('{path}', all_varchar = true)")
+    con.execute(sql_update)
+    con.execute(f"copy report to '{path}' (header, delimiter ',')")
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    folder = tiny_fleet(tmp_path_factory.mktemp("ledger_fleet"))
+    result = _run(folder, tags=range_tags("2026-10-01", "2026-10-04"))
+    assert result.success, step_failures(result)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def db(fleet):
+    return fleet / "kubeledger.duckdb"
+
+
+def test_the_first_run_allocates_every_day_and_is_logged(db):
+    assert query(db, "select distinct usage_date from marts.fct_pod_costs_daily order by 1") == [
+        (dt.date(2026, 10, day),) for day in (1, 2, 3, 4)
+    ]
+    user = os.environ.get("USER") or getpass.getuser()
+    assert query(
+        db,
+        "select first_day, last_day, day_count, reason, requested_by, as_of_date, status "
+        "from ops.rerun_log",
+    ) == [(dt.date(2026, 10, 1), dt.date(2026, 10, 4), 4, "manual", user,
+           dt.date(2026, 10, 8), "succeeded")]
+
+
+def test_a_day_partition_rebuilds_that_day_and_leaves_the_others_alone(fleet, db):
+    before_other = _pod_rows(db, "usage_date <> date '2026-10-02'")
+    before_day = _pod_rows(db, "usage_date = date '2026-10-02'")
+    # a re-delivered report for Oct 2: every user pod used 50% more CPU
+    _rewrite(
+        usage_report(fleet / "landing", "eks-prod", dt.date(2026, 10, 2)),
+        "update report set pod_usage_cpu_core_seconds = "
+        "cast(cast(pod_usage_cpu_core_seconds as double) * 1.5 as varchar) "
+        "where namespace not in ('kube-system', 'monitoring')",
+    )
+
+    result = _run(fleet, partition_key="2026-10-02")
+
+    assert result.success, step_failures(result)
+    assert _pod_rows(db, "usage_date <> date '2026-10-02'") == before_other
+    after_day = _pod_rows(db, "usage_date = date '2026-10-02'")
+    assert len(after_day) == len(before_day)
+    changed = [(b[3], b[8], a[8]) for b, a in zip(before_day, after_day, strict=True) if b != a]
+    assert changed and all(new == pytest.approx(old * 1.5) for _, old, new in changed)
+    assert query(
+        db, "select first_day, last_day, reason, status from ops.rerun_log order by started_at"
+    )[-1] == (dt.date(2026, 10, 2), dt.date(2026, 10, 2), "manual", "succeeded")
+
+
+def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet, db):
+    from dagster import AssetKey
+
+    report = usage_report(fleet / "landing", "eks-prod", dt.date(2026, 10, 3))
+    source_file = report.relative_to(fleet / "landing").as_posix()
+    # one negative usage value, in the 7th data row of the file
+    _rewrite(report, "update report set pod_usage_cpu_core_seconds = '-5' where rowid = 6")
+    before = _pod_rows(db, "usage_date = date '2026-10-03'")
+    runs_before = query(db, "select count(*) from ops.rerun_log")
+
+    result = _run(fleet, partition_key="2026-10-03")
+
+    assert not result.success
+    checks = {
+        evaluation.check_name: evaluation.passed
+        for evaluation in result.get_asset_check_evaluations()
+    }
+    assert checks["expectations_koku_pod_usage"] is False
+    assert all(passed for name, passed in checks.items() if name != "expectations_koku_pod_usage")
+    assert "ledger_models" in skipped_steps(result)
+    assert _pod_rows(db, "usage_date = date '2026-10-03'") == before
+    assert query(db, "select count(*) from ops.rerun_log") == runs_before
+    assert query(
+        db,
+        "select raw_table, description, cluster_id, usage_date, unexpected_count, sample_rows "
+        "from ops.expectation_results",
+    ) == [("koku_pod_usage", "pod_usage_cpu_core_seconds is not negative", "eks-prod",
+           dt.date(2026, 10, 3), 1, f"{source_file} row 7")]
+
+    health = _run(
+        fleet, partition_key="2026-10-03",
+        asset_selection=[AssetKey(["marts", "fct_data_health_daily"])],
+    )
+    assert health.success, step_failures(health)
+    rows = query(
+        db,
+        "select cluster_id, failed_expectations, failed_expectation_rows, "
+        "failed_expectation_list, needs_attention, repair_window, days_ago "
+        "from marts.fct_data_health_daily where usage_date = date '2026-10-03' order by 1",
+    )
+    assert rows == [
+        ("eks-prod", 1, 1, "koku_pod_usage: pod_usage_cpu_core_seconds is not negative", True,
+         "automatic", 5),
+        ("gke-analytics", 0, 0, None, False, "automatic", 5),
+    ]
