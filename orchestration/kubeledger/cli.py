@@ -76,19 +76,22 @@ def load(landing_dir: Path) -> None:
         summary = load_landing(warehouse_path(), landing_dir, progress=_say)
     except (LoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"    {summary}")
+    click.echo(f"    {summary.total_line()}")
     _done(started)
 
 
 def run_build(*, start: str | None = None, end: str | None = None, full_refresh: bool = False,
-              select: str | None = None, progress=_say) -> None:
+              select: str | None = None, reattribute_month: str | None = None,
+              progress=_say) -> None:
     """Write the configuration into the warehouse, then seed and build the dbt project."""
     from kubeledger.warehouse import prepare_warehouse, run_dbt
 
     prepare_warehouse()
-    dbt_vars = {}
+    dbt_vars: dict[str, str] = {}
     if start:
         dbt_vars = {"start_date": start, "end_date": end or start}
+    if reattribute_month:
+        dbt_vars["reattribute_month"] = reattribute_month
     run_dbt(["seed", "--quiet"], dbt_vars=dbt_vars)
     args = ["build"]
     if full_refresh:
@@ -103,13 +106,18 @@ def run_build(*, start: str | None = None, end: str | None = None, full_refresh:
 @click.option("--end", default=None, help="Last day to (re)allocate (default: --start).")
 @click.option("--full-refresh", is_flag=True, help="Rebuild every incremental model.")
 @click.option("--select", default=None, help="A dbt selector, e.g. marts.")
-def build(start: str | None, end: str | None, full_refresh: bool, select: str | None) -> None:
+@click.option("--reattribute-month", default=None,
+              help="Re-attribute this month's leftover cloud charges (YYYY-MM) under the "
+                   "current configuration.")
+def build(start: str | None, end: str | None, full_refresh: bool, select: str | None,
+          reattribute_month: str | None) -> None:
     """Build the warehouse with dbt (models and their tests)."""
     from kubeledger.warehouse import DbtError
 
     started = _step(f"building {warehouse_path()} with {config_path().name}")
     try:
-        run_build(start=start, end=end, full_refresh=full_refresh, select=select)
+        run_build(start=start, end=end, full_refresh=full_refresh, select=select,
+                  reattribute_month=reattribute_month)
     except (DbtError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
@@ -139,7 +147,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     started = _step(f"loading {out_dir / 'landing'} into {db}")
     prepare_warehouse()
     summary = load_landing(db, out_dir / "landing", progress=None)
-    click.echo(f"    {summary}")
+    click.echo(f"    {summary.total_line()}")
     _done(started)
     started = _step("building the ledger (dbt seed + build)")
     try:

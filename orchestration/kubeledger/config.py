@@ -16,6 +16,8 @@ from typing import Any
 import duckdb
 import yaml
 
+from kubeledger.config_allocations import CLOUD_CHARGE_TABLE_COLUMNS, parse_cloud_charges
+
 PROVIDERS = ("aws", "gcp", "azure", "focus", "on_prem")
 POOLS = (
     "platform",
@@ -418,7 +420,7 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
     _unknown_keys(
         raw,
         {"currency", "clusters", "pricing", "node_prices", "platform", "labels", "ownership",
-         "distribution", "network", "close", "retention", "reruns"},
+         "distribution", "network", "close", "retention", "reruns", "cloud_charges"},
         "",
     )
     settings = dict(DEFAULT_SETTINGS)
@@ -517,6 +519,8 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
     _node_prices(raw.get("node_prices"), currency, tables)
     _ownership(raw.get("ownership"), tables)
     _distribution(raw.get("distribution"), [c["cluster_id"] for c in tables["clusters"]], tables)
+    tables.update(parse_cloud_charges(raw.get("cloud_charges"), currency,
+                                      [c["cluster_id"] for c in tables["clusters"]]))
     tables["settings"] = [settings]
     return Config(source=source, settings=settings, tables=tables)
 
@@ -570,6 +574,9 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
         "cost_center": "varchar", "percent": "double",
     },
 }
+
+
+TABLE_COLUMNS.update(CLOUD_CHARGE_TABLE_COLUMNS)
 
 
 def write_config_tables(con: duckdb.DuckDBPyConnection, config: Config) -> None:

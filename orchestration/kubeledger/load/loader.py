@@ -67,8 +67,9 @@ def load_landing(
     """Load every file under `landing_dir` into the raw tables of the warehouse.
 
     `db_path_or_connection` is a DuckDB file path (created if missing, closed afterwards) or
-    an open connection (left open). Raises LoadError, naming the file and column, when a file
-    cannot be loaded; then nothing of this call is kept.
+    an open connection (left open, and not inside a transaction: the load is one transaction
+    of its own). Raises LoadError, naming the file and column, when a file cannot be loaded;
+    then nothing of this call is kept.
     """
     landing = Path(landing_dir)
     if not landing.is_dir():
@@ -104,12 +105,7 @@ def _utc_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 @contextmanager
 def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    try:
-        con.begin()
-    except duckdb.TransactionException:
-        # The caller holds a transaction: work inside it, and leave commit to the caller.
-        yield
-        return
+    con.begin()
     try:
         yield
     except BaseException:
