@@ -119,7 +119,10 @@ def test_explain_traces_a_line_to_its_invoice_slice_days_and_pods(sealed_env):
     assert "factor 3.333333, reconciled True, status ready" in text
     assert "carried cent: yes" in text
     assert "invoice slice: 31 sealed billing-line references, sum 310.00" in text
-    assert "estimate per day (compute, by cost_center, 31 days):" in text
+    assert (
+        "estimate per day (compute, by cost_center, from the ledger as it is now; 31 days, "
+        "total 31.000000):" in text
+    )
     assert "    2026-10-01  1.000000" in text
     assert "top pods: pod-cc-a-1 31.00" in text
     assert "top namespaces: ns-cc-a 31.00" in text

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kubeledger.close.closer import DbtProject, _env
+from kubeledger.close.closer import DbtProject, _env, release_dbt_connection
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -207,7 +207,10 @@ def run_dbt(project: DbtProject, db: Path, args: list[str], dbt_vars: dict | Non
     if dbt_vars:
         command += ["--vars", json.dumps(dbt_vars)]
     with _env(KUBELEDGER_DB=str(db)):
-        result = dbtRunner().invoke(command)
+        try:
+            result = dbtRunner().invoke(command)
+        finally:
+            release_dbt_connection()
     assert result.exception is None, result.exception
     assert result.success, [
         (r.node.name, r.message)

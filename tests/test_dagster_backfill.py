@@ -40,8 +40,10 @@ def test_the_limit_is_92_days_before_the_as_of_date():
     as_of = dt.date(2026, 11, 20)
     assert refusal(dt.date(2026, 8, 20), dt.date(2026, 8, 21), as_of, 92) is None  # 92 back
     message = refusal(dt.date(2026, 8, 19), dt.date(2026, 8, 21), as_of, 92)  # 93 back
-    assert message.startswith("Refused: this run re-allocates 2026-08-19..2026-08-21, which "
-                              "reaches 93 days before 2026-11-20")
+    assert message.startswith(
+        "Refused: this run re-allocates 2026-08-19..2026-08-21, which "
+        "reaches 93 days before 2026-11-20"
+    )
 
 
 def test_a_backfill_100_days_back_is_refused_with_the_reason_and_writes_nothing(fleet):
@@ -82,9 +84,12 @@ def test_a_billing_reread_loads_the_exports_covering_those_days_again(fleet, tmp
     with duckdb.connect(str(db)) as con:
         before = con.execute("select count(*) from raw.aws_cur2").fetchone()[0]
         # the exports cover 2026-10-01 .. 2026-10-02 (the last two days are not billed yet)
-        assert mark_billing_for_reread(
-            con, fleet / "landing", dt.date(2026, 10, 3), dt.date(2026, 10, 4)
-        ) == []
+        assert (
+            mark_billing_for_reread(
+                con, fleet / "landing", dt.date(2026, 10, 3), dt.date(2026, 10, 4)
+            )
+            == []
+        )
         marked = mark_billing_for_reread(
             con, fleet / "landing", dt.date(2026, 10, 2), dt.date(2026, 10, 4)
         )

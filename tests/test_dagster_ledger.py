@@ -31,8 +31,9 @@ POD_COLUMNS = (
 )
 
 
-def _run(fleet, *, partition_key: str | None = None, tags: dict | None = None,
-         asset_selection=None):
+def _run(
+    fleet, *, partition_key: str | None = None, tags: dict | None = None, asset_selection=None
+):
     from kubeledger.dagster.definitions import defs
 
     return defs.resolve_job_def("ledger_daily").execute_in_process(
@@ -45,8 +46,11 @@ def _run(fleet, *, partition_key: str | None = None, tags: dict | None = None,
 
 
 def _pod_rows(db, where: str = "true") -> list[tuple]:
-    return query(db, f"select {POD_COLUMNS} from marts.fct_pod_costs_daily where {where} "
-                     "order by cluster_id, usage_date, namespace, pod")
+    return query(
+        db,
+        f"select {POD_COLUMNS} from marts.fct_pod_costs_daily where {where} "
+        "order by cluster_id, usage_date, namespace, pod",
+    )
 
 
 def _rewrite(path, sql_update: str) -> None:
@@ -80,8 +84,17 @@ def test_the_first_run_allocates_every_day_and_is_logged(db):
         db,
         "select first_day, last_day, day_count, reason, requested_by, as_of_date, status "
         "from ops.rerun_log",
-    ) == [(dt.date(2026, 10, 1), dt.date(2026, 10, 4), 4, "manual", user,
-           dt.date(2026, 10, 8), "succeeded")]
+    ) == [
+        (
+            dt.date(2026, 10, 1),
+            dt.date(2026, 10, 4),
+            4,
+            "manual",
+            user,
+            dt.date(2026, 10, 8),
+            "succeeded",
+        )
+    ]
 
 
 def test_a_day_partition_rebuilds_that_day_and_leaves_the_others_alone(fleet, db):
@@ -134,11 +147,20 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
         db,
         "select raw_table, description, cluster_id, usage_date, unexpected_count, sample_rows "
         "from ops.expectation_results",
-    ) == [("koku_pod_usage", "pod_usage_cpu_core_seconds is not negative", "eks-prod",
-           dt.date(2026, 10, 3), 1, f"{source_file} row 7")]
+    ) == [
+        (
+            "koku_pod_usage",
+            "pod_usage_cpu_core_seconds is not negative",
+            "eks-prod",
+            dt.date(2026, 10, 3),
+            1,
+            f"{source_file} row 7",
+        )
+    ]
 
     health = _run(
-        fleet, partition_key="2026-10-03",
+        fleet,
+        partition_key="2026-10-03",
         asset_selection=[AssetKey(["marts", "fct_data_health_daily"])],
     )
     assert health.success, step_failures(health)
@@ -149,7 +171,14 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
         "from marts.fct_data_health_daily where usage_date = date '2026-10-03' order by 1",
     )
     assert rows == [
-        ("eks-prod", 1, 1, "koku_pod_usage: pod_usage_cpu_core_seconds is not negative", True,
-         "automatic", 5),
+        (
+            "eks-prod",
+            1,
+            1,
+            "koku_pod_usage: pod_usage_cpu_core_seconds is not negative",
+            True,
+            "automatic",
+            5,
+        ),
         ("gke-analytics", 0, 0, None, False, "automatic", 5),
     ]

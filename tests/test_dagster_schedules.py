@@ -17,7 +17,8 @@ def test_the_daily_run_allocates_yesterday_and_rereads_three_days_of_billing():
     )
     request = ledger_daily_schedule(context)
     assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == (
-        "2026-11-16", "2026-11-18"
+        "2026-11-16",
+        "2026-11-18",
     )
     assert request.tags["reason"] == "schedule"
     assert request.partition_key_range.start == "2026-11-16"

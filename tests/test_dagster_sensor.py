@@ -48,8 +48,10 @@ def test_a_late_file_five_days_back_requests_that_day_and_no_other(fleet):
     late = _late_copy(fleet, dt.date(2026, 10, 3), dt.date(2026, 10, 3), "late_report.0.csv")
     result = _evaluate(fleet, cursor)
 
-    assert [(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG], r.tags["reason"])
-            for r in result.run_requests] == [("2026-10-03", "2026-10-03", "late_data")]
+    assert [
+        (r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG], r.tags["reason"])
+        for r in result.run_requests
+    ] == [("2026-10-03", "2026-10-03", "late_data")]
     assert late in json.loads(result.cursor)
 
     # seen once, never again

@@ -25,8 +25,9 @@ def tiny_fleet(out_dir: Path, *, days: int = 4) -> Path:
     """Two clusters (EKS, GKE), six nodes, `days` days from 2026-10-01; returns out_dir."""
     from kubeledger.generate import generate_fleet
 
-    generate_fleet(out_dir, seed=7, clusters=2, nodes=6, days=days, start_date=FLEET_START,
-                   pods_per_node=4)
+    generate_fleet(
+        out_dir, seed=7, clusters=2, nodes=6, days=days, start_date=FLEET_START, pods_per_node=4
+    )
     return out_dir
 
 

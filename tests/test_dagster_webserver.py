@@ -19,9 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 90
 
 ASSET_KEYS_QUERY = "{ assetNodes { assetKey { path } } }"
-POOLS_QUERY = (
-    '{ assetNodes { assetKey { path } pools } }'
-)
+POOLS_QUERY = "{ assetNodes { assetKey { path } pools } }"
 
 
 def _free_port() -> int:
@@ -68,9 +66,19 @@ def webserver(tmp_path_factory):
     executable = Path(sys.executable).parent / "dagster-webserver"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [str(executable), "-w", str(REPO / "workspace.yaml"), "-h", "127.0.0.1",
-             "-p", str(port)],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+            [
+                str(executable),
+                "-w",
+                str(REPO / "workspace.yaml"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     try:
         _wait_until_ready(port, process, log)

@@ -545,3 +545,19 @@ def test_which_numbers_read(con, value, reads):
     from kubeledger.load.sql import readable_number_sql
 
     assert con.execute(f"select {readable_number_sql('$1')}", [value]).fetchone() == (reads,)
+
+
+def test_a_connection_in_another_time_zone_still_loads_utc_text(con, tmp_path):
+    landing = land(tmp_path / "landing", "gcp/billing-export-2026-09.parquet")
+    con.execute("set TimeZone = 'America/Los_Angeles'")
+    con.execute("set preserve_insertion_order = false")
+
+    load_landing(con, landing)
+
+    assert one(con, "select usage_start_time from raw.gcp_billing_export limit 1") == (
+        "2026-09-30 23:00:00+00",
+    )
+    # The caller's settings are given back.
+    assert one(
+        con, "select current_setting('TimeZone'), current_setting('preserve_insertion_order')"
+    ) == ("America/Los_Angeles", False)

@@ -2,7 +2,8 @@
 
 -- One row per month, cluster, cost family and bill line: the line's estimate, i.e. its
 -- post-distribution ledger cost over the month (SPEC §9). Owned cost goes to its cost center
--- (or team, by the `bill_line_grain` setting); everything else to `__unassigned__`.
+-- (or team, by the `bill_line_grain` setting); everything else (not `owned`, or no value for
+-- the key: null or `unallocated`) to `__unassigned__`.
 with
 
 owner_costs as (
@@ -47,7 +48,11 @@ lined as (
         usage_date,
         month_start_date,
         total_cost,
-        coalesce(owner_key, '__unassigned__') as line_key
+        -- Owner columns say `unallocated` when no rule gave a value (SPEC §6): no line key.
+        case
+            when owner_key is null or owner_key = 'unallocated' then '__unassigned__'
+            else owner_key
+        end as line_key
     from keyed
 ),
 

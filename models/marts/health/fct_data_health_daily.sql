@@ -82,33 +82,38 @@ quarantine as (
     from {{ source('load_audit', 'quarantine') }}
 ),
 
+-- the usage rows of the files that had rows quarantined
 usage_rows as (
-    {%- for table in ['koku_pod_usage', 'koku_storage_usage', 'koku_node_labels',
-                      'koku_namespace_labels'] %}
     select
         _source_file as source_file,
         _cluster_id as cluster_id,
         interval_start
-    from {{ source('koku', table) }}
+    from {{ source('koku', 'koku_pod_usage') }}
     where _source_file in (select quarantine.source_file from quarantine)
-    {%- if not loop.last %}
     union all
-    {%- endif %}
-    {%- endfor %}
+    select
+        _source_file as source_file,
+        _cluster_id as cluster_id,
+        interval_start
+    from {{ source('koku', 'koku_storage_usage') }}
+    where _source_file in (select quarantine.source_file from quarantine)
+    union all
+    select
+        _source_file as source_file,
+        _cluster_id as cluster_id,
+        interval_start
+    from {{ source('koku', 'koku_node_labels') }}
+    where _source_file in (select quarantine.source_file from quarantine)
+    union all
+    select
+        _source_file as source_file,
+        _cluster_id as cluster_id,
+        interval_start
+    from {{ source('koku', 'koku_namespace_labels') }}
+    where _source_file in (select quarantine.source_file from quarantine)
 ),
 
-{% if has_expectation_results -%}
-expectation_results as (
-    select
-        cluster_id,
-        usage_date,
-        raw_table,
-        description,
-        unexpected_count
-    from {{ expectation_results }}
-),
-{%- else -%}
--- no Dagster run yet: the ops schema does not exist
+-- typed and empty until the first Dagster run creates the ops schema
 expectation_results as (
     select
         cast(null as {{ dbt.type_string() }}) as cluster_id,
@@ -117,8 +122,21 @@ expectation_results as (
         cast(null as {{ dbt.type_string() }}) as description,
         cast(null as {{ dbt.type_bigint() }}) as unexpected_count
     where 1 = 0
+    {%- if has_expectation_results %}
+    union all
+    select
+        cluster_id,
+        usage_date,
+        raw_table,
+        description,
+        unexpected_count
+    from {{ expectation_results }}
+    {%- endif %}
 ),
-{%- endif %}
+
+as_of as (
+    select {{ close_as_of_date() }} as as_of_date
+),
 
 -- the cluster and first day of each usage file that had rows quarantined
 usage_files as (
@@ -249,11 +267,12 @@ joined as (
         coalesce(failed_expectations.failed_expectations, 0) as failed_expectations,
         coalesce(failed_expectations.failed_expectation_rows, 0) as failed_expectation_rows,
         failed_expectations.failed_expectation_list,
-        {{ dbt.datediff('cluster_days.usage_date', close_as_of_date(), 'day') }} as days_ago,
+        {{ dbt.datediff('cluster_days.usage_date', 'as_of.as_of_date', 'day') }} as days_ago,  -- noqa: LT05
         settings.repair_window_days,
         settings.rerun_max_days_back
     from cluster_days
     cross join settings
+    cross join as_of
     left join reconciliation
         on
             cluster_days.cluster_id = reconciliation.cluster_id
@@ -301,7 +320,7 @@ final as (
         cast(node_days_from_rate_card as {{ dbt.type_bigint() }}) as node_days_from_rate_card,
         cast(node_days_unpriced as {{ dbt.type_bigint() }}) as node_days_unpriced,
         cast(unpriced_volumes as {{ dbt.type_bigint() }}) as unpriced_volumes,
-        cast(match_rate as {{ dbt.type_float() }}) as match_rate,
+        cast(match_rate as double) as match_rate,
         cast(is_match_rate_healthy as {{ dbt.type_boolean() }}) as is_match_rate_healthy,
         cast(overcommitted_node_hours as {{ dbt.type_bigint() }}) as overcommitted_node_hours,
         cast(quarantined_rows as {{ dbt.type_bigint() }}) as quarantined_rows,

@@ -3,24 +3,7 @@
 
 with
 
-{% if sealed_store_exists([rerun_log]) -%}
-runs as (
-    select
-        run_id,
-        job_name,
-        started_at,
-        finished_at,
-        first_day,
-        last_day,
-        day_count,
-        reason,
-        requested_by,
-        as_of_date,
-        status
-    from {{ rerun_log }}
-),
-{%- else -%}
--- no Dagster run yet: the ops schema does not exist
+-- typed and empty until the first Dagster run creates the ops schema
 runs as (
     select
         cast(null as {{ dbt.type_string() }}) as run_id,
@@ -35,8 +18,30 @@ runs as (
         cast(null as date) as as_of_date,
         cast(null as {{ dbt.type_string() }}) as status
     where 1 = 0
+    {%- if sealed_store_exists([rerun_log]) %}
+    union all
+    select
+        run_id,
+        job_name,
+        started_at,
+        finished_at,
+        first_day,
+        last_day,
+        day_count,
+        reason,
+        requested_by,
+        as_of_date,
+        status
+    from {{ rerun_log }}
+    {%- endif %}
 ),
-{%- endif %}
+
+durations as (
+    select
+        *,
+        {{ dbt.datediff('started_at', 'finished_at', 'second') }} as duration_seconds  -- noqa: LT05
+    from runs
+),
 
 final as (
     select
@@ -51,10 +56,8 @@ final as (
         cast(requested_by as {{ dbt.type_string() }}) as requested_by,
         cast(as_of_date as date) as as_of_date,
         cast(status as {{ dbt.type_string() }}) as status,
-        cast(
-            {{ dbt.datediff('started_at', 'finished_at', 'second') }} as {{ dbt.type_bigint() }}
-        ) as duration_seconds
-    from runs
+        cast(duration_seconds as {{ dbt.type_bigint() }}) as duration_seconds
+    from durations
 )
 
 select * from final

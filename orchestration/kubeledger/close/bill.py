@@ -498,7 +498,7 @@ def _line_grain(con: duckdb.DuckDBPyConnection) -> str:
 def _owner_filter(key: str, grain: str, *, has_status: bool) -> tuple[str, dict]:
     if key == "__unassigned__":
         status = "owner_status <> 'owned' or " if has_status else ""
-        return f"({status}{grain} is null)", {}
+        return f"({status}{grain} is null or {grain} = 'unallocated')", {}
     status = "owner_status = 'owned' and " if has_status else ""
     return f"({status}{grain} = $key)", {"key": key}
 
@@ -522,7 +522,11 @@ def _estimate_days_text(
         """,
         params,
     ).fetchall()
-    out = [f"  estimate per day ({family}, by {grain}, {len(rows)} days):"]
+    total = sum(cost for _, cost in rows)
+    out = [
+        f"  estimate per day ({family}, by {grain}, from the ledger as it is now; "
+        f"{len(rows)} days, total {total:,.6f}):"
+    ]
     out += [f"    {day:%Y-%m-%d}  {cost:,.6f}" for day, cost in rows]
     return out
 

@@ -198,8 +198,7 @@ def check_closable(month: str, as_of: dt.date, slices: list[dict]) -> None:
             f"month {month} cannot close before {closable_from:%Y-%m-%d}: the grace window "
             f"is {grace} days after the month's end ({first['month_end_date']:%Y-%m-%d}) so "
             f"billing restatements settle; as of {as_of:%Y-%m-%d}. Retry on or after "
-            f"{closable_from:%Y-%m-%d}.",
-            rows=slices,
+            f"{closable_from:%Y-%m-%d}."
         )
     if first["as_of_date"] != as_of:
         raise CloseError(
@@ -304,7 +303,10 @@ def build_close_models(
             progress(event.info.msg)
 
     with _env(KUBELEDGER_DB=str(db_path)):
-        result = dbtRunner(callbacks=[_callback]).invoke(args)
+        try:
+            result = dbtRunner(callbacks=[_callback]).invoke(args)
+        finally:
+            release_dbt_connection()
     if result.exception is not None:
         raise CloseError(f"dbt could not build the close models of {month}: {result.exception}")
     if not result.success:
@@ -317,6 +319,14 @@ def build_close_models(
             f"dbt could not build the close models of {month}; nothing was sealed:\n  "
             + "\n  ".join(failures or ["see the dbt log"])
         )
+
+
+def release_dbt_connection() -> None:
+    """Close the DuckDB database dbt-duckdb keeps open in-process after a run, so this process
+    can open the file again in any mode (and the next writer can open it at all)."""
+    from kubeledger.warehouse import _release_duckdb
+
+    _release_duckdb()
 
 
 def read_slices(con: duckdb.DuckDBPyConnection, month: str) -> list[dict]:

@@ -113,8 +113,10 @@ def monthly_close(
         except SealError as exc:
             raise Failure(
                 description=f"close of {month} as of {as_of} failed, nothing sealed: {exc}",
-                metadata={"month": MetadataValue.text(month),
-                          "status": MetadataValue.text("seal_failed")},
+                metadata={
+                    "month": MetadataValue.text(month),
+                    "status": MetadataValue.text("seal_failed"),
+                },
                 allow_retries=False,
             ) from exc
         bill = result.bill

@@ -3,8 +3,9 @@
 One `dbt build` per run, over the run's partition range: `--vars {"start_date": first day,
 "end_date": last day, "as_of": the run's date}` makes the incremental models replace exactly
 those days (macros/incremental/) and data health measure repair windows from the run's date.
-dbt data tests arrive as asset checks (unit tests are for `make test`, not for every run). Before dbt runs, the run is checked against the 92-day
-limit and logged in `ops.rerun_log` (see rerun_log.py).
+dbt data tests arrive as asset checks (unit tests are for `make test`, not for every run).
+Before dbt runs, the run is checked against the 92-day limit and logged in `ops.rerun_log`
+(see rerun_log.py).
 
 Every raw and config source maps to the landing asset, so the models sit downstream of it
 (and of its blocking expectation checks).
@@ -15,8 +16,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dagster import AssetExecutionContext, AssetKey, BackfillPolicy
-from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource
-from dagster_dbt import dbt_assets
+from dagster_dbt import (
+    DagsterDbtTranslator,
+    DagsterDbtTranslatorSettings,
+    DbtCliResource,
+    dbt_assets,
+)
 
 from kubeledger.dagster.assets_landing import LANDING_KEY
 from kubeledger.dagster.dbt_project import DBT_MANIFEST, dbt_project
@@ -74,7 +79,8 @@ def ledger_models(
         record_started(con, scope)
     succeeded = False
     try:
-        args = ["build", "--exclude-resource-type", "unit_test", "--vars", json.dumps(scope.dbt_vars)]
+        args = ["build", "--exclude-resource-type", "unit_test"]
+        args += ["--vars", json.dumps(scope.dbt_vars)]
         yield from dbt.cli(args, context=context).stream()
         succeeded = True
     finally:

@@ -66,16 +66,21 @@ def landing_expectations(
     tables = [s.table.name for s in SUITES if check_name(s.table.name) in selected]
     with warehouse.connect() as con:
         validations = validate_raw_tables(con, scope.first_day, scope.last_day, tables=tables)
-        record_validations(con, validations, scope.first_day, scope.last_day,
-                           run_id=context.run.run_id)
+        record_validations(
+            con, validations, scope.first_day, scope.last_day, run_id=context.run.run_id
+        )
     validated = {validation.raw_table: validation for validation in validations}
     for table in tables:
         validation = validated.get(table)
         if validation is None:
             yield AssetCheckResult(
-                check_name=check_name(table), asset_key=LANDING_KEY, passed=True,
-                metadata={"rows_checked": MetadataValue.int(0),
-                          "note": MetadataValue.text(f"raw.{table} does not exist yet")},
+                check_name=check_name(table),
+                asset_key=LANDING_KEY,
+                passed=True,
+                metadata={
+                    "rows_checked": MetadataValue.int(0),
+                    "note": MetadataValue.text(f"raw.{table} does not exist yet"),
+                },
             )
             continue
         if not validation.success:

@@ -46,9 +46,12 @@ def ensure_manifest(project: DbtProject) -> Path:
         [
             "parse",
             "--quiet",
-            "--project-dir", str(PROJECT_DIR),
-            "--profiles-dir", str(PROFILES_DIR),
-            "--target-path", str(project.target_path),
+            "--project-dir",
+            str(PROJECT_DIR),
+            "--profiles-dir",
+            str(PROFILES_DIR),
+            "--target-path",
+            str(project.target_path),
         ]
     )
     if not result.success:

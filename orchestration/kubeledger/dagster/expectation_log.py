@@ -29,9 +29,7 @@ def record_validations(
     """Replace the results of these tables and days; return the rows written."""
     ensure_ops_schema(con)
     checked_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    range_days = [
-        first_day + dt.timedelta(days=n) for n in range((last_day - first_day).days + 1)
-    ]
+    range_days = [first_day + dt.timedelta(days=n) for n in range((last_day - first_day).days + 1)]
     rows = []
     for validation in validations:
         for failure in validation.failures:
@@ -46,14 +44,24 @@ def record_validations(
             for (cluster_id, day), failed in sorted(
                 groups.items(), key=lambda item: (str(item[0][0]), str(item[0][1]))
             ):
-                sample = "; ".join(
-                    f"{row.source_file} row {row.row_number}" for row in failed[:SAMPLE_ROWS]
-                ) or failure.observed
+                sample = (
+                    "; ".join(
+                        f"{row.source_file} row {row.row_number}" for row in failed[:SAMPLE_ROWS]
+                    )
+                    or failure.observed
+                )
                 rows.append(
                     [
-                        validation.raw_table, validation.suite_name, failure.expectation,
-                        failure.column, failure.description, cluster_id, day,
-                        len(failed) if failed else failure.unexpected_count, sample, run_id,
+                        validation.raw_table,
+                        validation.suite_name,
+                        failure.expectation,
+                        failure.column,
+                        failure.description,
+                        cluster_id,
+                        day,
+                        len(failed) if failed else failure.unexpected_count,
+                        sample,
+                        run_id,
                         checked_at,
                     ]
                 )

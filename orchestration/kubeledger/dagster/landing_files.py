@@ -67,8 +67,9 @@ def _day_folder(path: Path) -> dt.date | None:
         return None
 
 
-def _day_range(con: duckdb.DuckDBPyConnection, path: Path, sniffed, spec: FormatSpec,
-               column: str) -> tuple[dt.date | None, dt.date | None]:
+def _day_range(
+    con: duckdb.DuckDBPyConnection, path: Path, sniffed, spec: FormatSpec, column: str
+) -> tuple[dt.date | None, dt.date | None]:
     if sniffed.family == "parquet":
         source = parquet_source(con, path, flatten=spec.flatten_structs)
     elif sniffed.family == "json":

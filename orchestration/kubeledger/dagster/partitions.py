@@ -3,8 +3,9 @@
 The first day is `KUBELEDGER_PARTITIONS_START` (YYYY-MM-DD) when set (e.g. the data's first
 day); otherwise the first of the month that holds the oldest day a re-run may reach (the
 default `reruns.max_days_back`, 92 days, before today). Older partitions are refused when run
-(see run_scope.py); the billing re-read (1 to 366 days) is a landing option, not a partition. The last daily partition is
-yesterday (a day is complete once it has ended, in UTC); the last monthly one is last month.
+(see run_scope.py); the billing re-read (1 to 366 days) is a landing option, not a partition.
+The last daily partition is yesterday (a day is complete once it has ended, in UTC); the last
+monthly one is last month.
 """
 
 from __future__ import annotations

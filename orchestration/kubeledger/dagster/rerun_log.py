@@ -29,8 +29,15 @@ def record_started(con: duckdb.DuckDBPyConnection, scope: RunScope) -> None:
         ) values (?, ?, ?, null, ?, ?, ?, ?, ?, ?, 'started')
         """,
         [
-            scope.run_id, scope.job_name, _now(), scope.first_day, scope.last_day,
-            scope.day_count, scope.reason, scope.requested_by, scope.as_of,
+            scope.run_id,
+            scope.job_name,
+            _now(),
+            scope.first_day,
+            scope.last_day,
+            scope.day_count,
+            scope.reason,
+            scope.requested_by,
+            scope.as_of,
         ],
     )
 

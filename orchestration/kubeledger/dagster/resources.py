@@ -40,19 +40,20 @@ class WarehouseResource(ConfigurableResource):
     """The DuckDB warehouse the assets write, and the inputs they read."""
 
     db_path: str | None = Field(
-        default=None, description="DuckDB file (default: KUBELEDGER_DB, else "
-        "warehouse/kubeledger.duckdb)."
+        default=None,
+        description="DuckDB file (default: KUBELEDGER_DB, else warehouse/kubeledger.duckdb).",
     )
     config_path: str | None = Field(
-        default=None, description="kubeledger.yml (default: KUBELEDGER_CONFIG, else "
-        "kubeledger.yml)."
+        default=None,
+        description="kubeledger.yml (default: KUBELEDGER_CONFIG, else kubeledger.yml).",
     )
     landing_dir: str | None = Field(
         default=None, description="Landing folder (default: KUBELEDGER_LANDING, else landing/)."
     )
     as_of: str | None = Field(
-        default=None, description="The date runs are evaluated as of, YYYY-MM-DD (default: "
-        "KUBELEDGER_AS_OF, else today in UTC): re-run limits, repair windows, the close."
+        default=None,
+        description="The date runs are evaluated as of, YYYY-MM-DD (default: "
+        "KUBELEDGER_AS_OF, else today in UTC): re-run limits, repair windows, the close.",
     )
 
     def db(self) -> Path:

@@ -83,8 +83,9 @@ def requested_by_of(tags: Mapping[str, str]) -> str | None:
         return None
 
 
-def refusal(first_day: dt.date, last_day: dt.date, as_of: dt.date, max_days_back: int
-            ) -> str | None:
+def refusal(
+    first_day: dt.date, last_day: dt.date, as_of: dt.date, max_days_back: int
+) -> str | None:
     """Why a run over [first_day, last_day] may not run as of `as_of`, or None when it may."""
     oldest = as_of - dt.timedelta(days=max_days_back)
     if first_day >= oldest:

@@ -86,8 +86,10 @@ def sealed_months(warehouse: WarehouseResource) -> set[str]:
     """Months already sealed; empty when the warehouse is busy or has no sealed store."""
     try:
         with warehouse.connect(read_only=True) as con:
-            return {row[0] for row in con.execute("select bill_month from sealed.sealed_bills")
-                    .fetchall()}
+            return {
+                row[0]
+                for row in con.execute("select bill_month from sealed.sealed_bills").fetchall()
+            }
     except (duckdb.Error, OSError):
         return set()
 

@@ -46,8 +46,9 @@ def _consecutive(days: list[dt.date]) -> list[tuple[dt.date, dt.date]]:
     return ranges
 
 
-def find_late_data(landing, previous: dict[str, str] | None, today: dt.date,
-                   window_days: int) -> LateData:
+def find_late_data(
+    landing, previous: dict[str, str] | None, today: dt.date, window_days: int
+) -> LateData:
     """Compare the landing folder with the fingerprints seen before (None: first look)."""
     current = {source_file: fingerprint(path) for source_file, path in walk(landing)}
     found = LateData(fingerprints=current)
@@ -82,9 +83,9 @@ def find_late_data(landing, previous: dict[str, str] | None, today: dt.date,
 
 
 def _run_key(first: dt.date, last: dt.date, files: list[str], prints: dict[str, str]) -> str:
-    digest = hashlib.sha256(
-        json.dumps([[f, prints.get(f)] for f in files]).encode()
-    ).hexdigest()[:16]
+    digest = hashlib.sha256(json.dumps([[f, prints.get(f)] for f in files]).encode()).hexdigest()[
+        :16
+    ]
     return f"late_data:{first}..{last}:{digest}"
 
 

@@ -81,26 +81,32 @@ def load_landing(
         db_path.parent.mkdir(parents=True, exist_ok=True)
         con, owned = duckdb.connect(str(db_path)), True
     try:
-        with _utc_session(con):
+        with _load_settings(con):
             return _load(con, landing, progress or (lambda _line: None))
     finally:
         if owned:
             con.close()
 
 
+# Settings a load needs, whatever the caller's connection has: timestamps are parsed and
+# printed in UTC (SPEC §1.7), and CREATE TABLE AS keeps the file's row order, which is where
+# `_row_number` comes from.
+_LOAD_SETTINGS = {"TimeZone": "UTC", "preserve_insertion_order": "true"}
+
+
 @contextmanager
-def _utc_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Timestamps are parsed and printed in UTC while loading (SPEC §1.7)."""
-    try:
-        previous = con.execute("select current_setting('TimeZone')").fetchone()[0]
-    except duckdb.Error:
-        yield
-        return
-    con.execute("set TimeZone = 'UTC'")
+def _load_settings(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    previous = {
+        name: con.execute(f"select current_setting({lit(name)})::varchar").fetchone()[0]
+        for name in _LOAD_SETTINGS
+    }
+    for name, value in _LOAD_SETTINGS.items():
+        con.execute(f"set {name} = {lit(value)}")
     try:
         yield
     finally:
-        con.execute(f"set TimeZone = {lit(previous)}")
+        for name, value in previous.items():
+            con.execute(f"set {name} = {lit(value)}")
 
 
 @contextmanager

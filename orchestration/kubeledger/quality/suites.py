@@ -29,8 +29,15 @@ TIMESTAMP_REGEX = (
     r"|^\s*\d{1,2}/\d{1,2}/\d{4}( \d{1,2}:\d{2}(:\d{2})?( ?[AaPp][Mm])?)?\s*$"
 )
 
-NODE_ROLES = ("worker", "control-plane", "control_plane", "controlplane", "master", "infra",
-              "infrastructure")
+NODE_ROLES = (
+    "worker",
+    "control-plane",
+    "control_plane",
+    "controlplane",
+    "master",
+    "infra",
+    "infrastructure",
+)
 OWNED_KINDS = ("Pod", "ReplicaSet", "Job")
 RATE_CARD_RESOURCES = ("node", "volume", "load_balancer")
 RATE_CARD_SELECTORS = ("node", "label")
@@ -53,8 +60,17 @@ AWS_LINE_ITEM_TYPES = (
     "SppDiscount",
 )
 GCP_COST_TYPES = ("regular", "tax", "adjustment", "rounding_error")
-AZURE_CHARGE_TYPES = ("usage", "purchase", "refund", "unusedreservation", "unusedsavingsplan",
-                      "roundingadjustment", "adjustment", "tax", "credit")
+AZURE_CHARGE_TYPES = (
+    "usage",
+    "purchase",
+    "refund",
+    "unusedreservation",
+    "unusedsavingsplan",
+    "roundingadjustment",
+    "adjustment",
+    "tax",
+    "credit",
+)
 FOCUS_CHARGE_CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
 
 
@@ -120,22 +136,36 @@ class _Builder:
             exact_match=False,
         )
         for column in not_null:
-            self.add("ExpectColumnValuesToNotBeNull", column, f"{column} is filled",
-                     column=column)
+            self.add("ExpectColumnValuesToNotBeNull", column, f"{column} is filled", column=column)
         for column in spec.numbers:
-            self.add("ExpectColumnValuesToMatchRegex", column, f"{column} reads as a number",
-                     column=column, regex=NUMBER_REGEX)
+            self.add(
+                "ExpectColumnValuesToMatchRegex",
+                column,
+                f"{column} reads as a number",
+                column=column,
+                regex=NUMBER_REGEX,
+            )
         for column in spec.timestamps:
-            self.add("ExpectColumnValuesToMatchRegex", column, f"{column} reads as a timestamp",
-                     column=column, regex=TIMESTAMP_REGEX)
+            self.add(
+                "ExpectColumnValuesToMatchRegex",
+                column,
+                f"{column} reads as a timestamp",
+                column=column,
+                regex=TIMESTAMP_REGEX,
+            )
         return self
 
     # --- domain rules ----------------------------------------------------------------------
 
     def non_negative(self, *columns: str) -> _Builder:
         for column in columns:
-            self.add("ExpectColumnValuesToBeBetween", column, f"{column} is not negative",
-                     column=self.number(column), min_value=0)
+            self.add(
+                "ExpectColumnValuesToBeBetween",
+                column,
+                f"{column} is not negative",
+                column=self.number(column),
+                min_value=0,
+            )
         return self
 
     def usage_within_capacity(self, usage: str, capacity: str) -> _Builder:
@@ -165,15 +195,18 @@ class _Builder:
         )
         return self
 
-    def one_of(self, column: str, values: tuple[str, ...], *, normalize: bool = False
-               ) -> _Builder:
+    def one_of(self, column: str, values: tuple[str, ...], *, normalize: bool = False) -> _Builder:
         target = column
         if normalize:
             target = f"{column}__normalized"
             self.derived[target] = f"nullif(lower(trim({ident(column)})), '')"
-        self.add("ExpectColumnValuesToBeInSet", column,
-                 f"{column} is one of {', '.join(values)}", column=target,
-                 value_set=list(values))
+        self.add(
+            "ExpectColumnValuesToBeInSet",
+            column,
+            f"{column} is one of {', '.join(values)}",
+            column=target,
+            value_set=list(values),
+        )
         return self
 
     def suite(self) -> TableSuite:
@@ -214,8 +247,7 @@ def _pod_usage() -> TableSuite:
 
 def _storage_usage() -> TableSuite:
     builder = _Builder("koku_storage_usage").from_format(
-        ("interval_start", "interval_end", "namespace", "persistentvolumeclaim",
-         "persistentvolume")
+        ("interval_start", "interval_end", "namespace", "persistentvolumeclaim", "persistentvolume")
     )
     builder.non_negative(
         "persistentvolumeclaim_capacity_bytes",
@@ -252,9 +284,11 @@ def _owners() -> TableSuite:
 
 
 def _lb_services() -> TableSuite:
-    return _Builder("cluster_lb_services").from_format(
-        ("cluster_id", "namespace", "service", "load_balancer_id")
-    ).suite()
+    return (
+        _Builder("cluster_lb_services")
+        .from_format(("cluster_id", "namespace", "service", "load_balancer_id"))
+        .suite()
+    )
 
 
 def _rate_card() -> TableSuite:

@@ -71,8 +71,9 @@ class TableValidation:
         return f"{self.raw_table}: " + "; ".join(parts)
 
 
-def frame_sql(suite: TableSuite, columns: Iterable[str], first_day: dt.date | None,
-              last_day: dt.date | None) -> str:
+def frame_sql(
+    suite: TableSuite, columns: Iterable[str], first_day: dt.date | None, last_day: dt.date | None
+) -> str:
     """The query giving the frame a suite validates: raw columns, typed columns, row address."""
     table = suite.table
     raw = ", ".join(ident(name) for name in columns)
@@ -145,8 +146,10 @@ def _validate_frame(context: Any, suite: TableSuite, frame: Any) -> list[Expecta
         gx_suite.add_expectation(spec.build())
     result = batch.validate(
         gx_suite,
-        result_format={"result_format": "COMPLETE",
-                       "unexpected_index_column_names": list(ROW_ADDRESS)},
+        result_format={
+            "result_format": "COMPLETE",
+            "unexpected_index_column_names": list(ROW_ADDRESS),
+        },
     )
     failures = []
     for spec, outcome in zip(suite.expectations, result.results, strict=True):
