@@ -82,119 +82,123 @@ draft_slices as (
             and targets.cluster_id = draft_billed.cluster_id
             and targets.cost_family = draft_billed.cost_family
     {%- if has_sealed %}
-    where
-        targets.bill_month not in (
-            select sealed_bills.bill_month from {{ sealed_bills }} as sealed_bills
-        )
+        where
+            targets.bill_month not in (
+                select sealed_bills.bill_month from {{ sealed_bills }} as sealed_bills
+            )
     {%- endif %}
 ),
 
 {%- if has_sealed %}
 
--- The sealed bill as corrected so far, line by line.
-effective_lines as (
-    select
-        bill_month,
-        cluster_id,
-        cost_family,
-        line_id,
-        sum(billed_cost) as billed_cost
-    from (
+    -- The sealed bill as corrected so far, line by line.
+    effective_lines as (
         select
             bill_month,
             cluster_id,
             cost_family,
             line_id,
-            billed_cost
-        from {{ sealed_lines }}
-        union all
-        select
+            sum(billed_cost) as billed_cost
+        from (
+            select
+                bill_month,
+                cluster_id,
+                cost_family,
+                line_id,
+                billed_cost
+            from {{ sealed_lines }}
+            union all
+            select
+                bill_month,
+                cluster_id,
+                cost_family,
+                line_id,
+                delta_cost as billed_cost
+            from {{ correction_lines }}
+        ) as sealed_and_corrected
+        group by
             bill_month,
             cluster_id,
             cost_family,
-            line_id,
-            delta_cost as billed_cost
-        from {{ correction_lines }}
-    ) as sealed_and_corrected
-    group by
-        bill_month,
-        cluster_id,
-        cost_family,
-        line_id
-),
+            line_id
+    ),
 
-pending_corrections as (
-    select
-        coalesce(effective_lines.bill_month, recomputed.bill_month) as bill_month,
-        coalesce(effective_lines.cluster_id, recomputed.cluster_id) as cluster_id,
-        coalesce(effective_lines.cost_family, recomputed.cost_family) as cost_family,
-        {{ dbt.bool_or(
-            'not (coalesce(effective_lines.billed_cost, 0) = coalesce(recomputed.billed_cost, 0))'
-        ) }} as has_pending_correction
-    from effective_lines
-    full outer join (
+    -- The sealed months as the last build recomputes them.
+    recomputed_sealed_lines as (
         select allocated_lines.*
         from allocated_lines
-        where allocated_lines.bill_month in (
-            select sealed_bills.bill_month from {{ sealed_bills }} as sealed_bills
-        )
-    ) as recomputed
-        on
-            effective_lines.bill_month = recomputed.bill_month
-            and effective_lines.line_id = recomputed.line_id
-    group by
-        coalesce(effective_lines.bill_month, recomputed.bill_month),
-        coalesce(effective_lines.cluster_id, recomputed.cluster_id),
-        coalesce(effective_lines.cost_family, recomputed.cost_family)
-),
+        where
+            allocated_lines.bill_month in (
+                select sealed_bills.bill_month from {{ sealed_bills }} as sealed_bills
+            )
+    ),
 
-sealed_slices as (
-    select
-        sealed_clusters.bill_month,
-        sealed_clusters.month_start_date,
-        'sealed' as bill_state,
-        sealed_clusters.bill_id,
-        sealed_clusters.cluster_id,
-        sealed_clusters.cost_family,
-        sealed_clusters.currency,
-        sealed_clusters.has_billing_link,
-        sealed_clusters.link_state,
-        sealed_clusters.billing_line_count,
-        sealed_clusters.invoice_cost,
-        sealed_clusters.estimated_cost,
-        sealed_clusters.target_cost,
-        sealed_clusters.billed_cost,
-        sealed_clusters.basis,
-        sealed_clusters.is_reconciled,
-        sealed_clusters.factor,
-        sealed_clusters.invoice_factor,
-        sealed_clusters.factor_drift,
-        sealed_clusters.has_factor_drift,
-        sealed_clusters.close_status,
-        sealed_clusters.reason,
-        sealed_clusters.anomaly,
-        sealed_clusters.days_due,
-        sealed_clusters.days_missing,
-        sealed_clusters.first_missing_date,
-        sealed_clusters.missing_dates,
-        sealed_clusters.as_of_date,
-        sealed_clusters.closable_from_date,
-        sealed_clusters.deadline_date,
-        coalesce(pending_corrections.has_pending_correction, false) as has_pending_correction
-    from {{ sealed_clusters }} as sealed_clusters
-    left join pending_corrections
-        on
-            sealed_clusters.bill_month = pending_corrections.bill_month
-            and sealed_clusters.cluster_id = pending_corrections.cluster_id
-            and sealed_clusters.cost_family = pending_corrections.cost_family
-),
+    pending_corrections as (
+        select
+            coalesce(effective_lines.bill_month, recomputed.bill_month) as bill_month,
+            coalesce(effective_lines.cluster_id, recomputed.cluster_id) as cluster_id,
+            coalesce(effective_lines.cost_family, recomputed.cost_family) as cost_family,
+            {{ dbt.bool_or(
+                'not (coalesce(effective_lines.billed_cost, 0) = coalesce(recomputed.billed_cost, 0))'
+            ) }} as has_pending_correction
+        from effective_lines
+        full outer join recomputed_sealed_lines as recomputed
+            on
+                effective_lines.bill_month = recomputed.bill_month
+                and effective_lines.line_id = recomputed.line_id
+        group by
+            coalesce(effective_lines.bill_month, recomputed.bill_month),
+            coalesce(effective_lines.cluster_id, recomputed.cluster_id),
+            coalesce(effective_lines.cost_family, recomputed.cost_family)
+    ),
+
+    sealed_slices as (
+        select
+            sealed_clusters.bill_month,
+            sealed_clusters.month_start_date,
+            'sealed' as bill_state,
+            sealed_clusters.bill_id,
+            sealed_clusters.cluster_id,
+            sealed_clusters.cost_family,
+            sealed_clusters.currency,
+            sealed_clusters.has_billing_link,
+            sealed_clusters.link_state,
+            sealed_clusters.billing_line_count,
+            sealed_clusters.invoice_cost,
+            sealed_clusters.estimated_cost,
+            sealed_clusters.target_cost,
+            sealed_clusters.billed_cost,
+            sealed_clusters.basis,
+            sealed_clusters.is_reconciled,
+            sealed_clusters.factor,
+            sealed_clusters.invoice_factor,
+            sealed_clusters.factor_drift,
+            sealed_clusters.has_factor_drift,
+            sealed_clusters.close_status,
+            sealed_clusters.reason,
+            sealed_clusters.anomaly,
+            sealed_clusters.days_due,
+            sealed_clusters.days_missing,
+            sealed_clusters.first_missing_date,
+            sealed_clusters.missing_dates,
+            sealed_clusters.as_of_date,
+            sealed_clusters.closable_from_date,
+            sealed_clusters.deadline_date,
+            coalesce(pending_corrections.has_pending_correction, false) as has_pending_correction
+        from {{ sealed_clusters }} as sealed_clusters
+        left join pending_corrections
+            on
+                sealed_clusters.bill_month = pending_corrections.bill_month
+                and sealed_clusters.cluster_id = pending_corrections.cluster_id
+                and sealed_clusters.cost_family = pending_corrections.cost_family
+    ),
 {%- endif %}
 
 unioned as (
     select * from draft_slices
     {%- if has_sealed %}
-    union all
-    select * from sealed_slices
+        union all
+        select * from sealed_slices
     {%- endif %}
 ),
 

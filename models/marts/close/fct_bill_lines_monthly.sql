@@ -35,73 +35,73 @@ draft_lines as (
         close_status
     from {{ ref('int_bill_lines_allocated') }}
     {%- if has_sealed %}
-    where
-        bill_month not in (
-            select sealed_bills.bill_month from {{ sealed_bills }} as sealed_bills
-        )
+        where
+            bill_month not in (
+                select sealed_bills.bill_month from {{ sealed_bills }} as sealed_bills
+            )
     {%- endif %}
 ),
 
 {%- if has_sealed %}
 
-correction_sums as (
-    select
-        bill_id,
-        line_id,
-        min(bill_month) as bill_month,
-        min(month_start_date) as month_start_date,
-        min(cluster_id) as cluster_id,
-        min(cost_family) as cost_family,
-        min(line_key) as line_key,
-        sum(delta_cost) as delta_cost
-    from {{ correction_lines }}
-    group by
-        bill_id,
-        line_id
-),
+    correction_sums as (
+        select
+            bill_id,
+            line_id,
+            min(bill_month) as bill_month,
+            min(month_start_date) as month_start_date,
+            min(cluster_id) as cluster_id,
+            min(cost_family) as cost_family,
+            min(line_key) as line_key,
+            sum(delta_cost) as delta_cost
+        from {{ correction_lines }}
+        group by
+            bill_id,
+            line_id
+    ),
 
-sealed_rows as (
-    select
-        coalesce(sealed_lines.bill_id, correction_sums.bill_id) as bill_id,
-        coalesce(sealed_lines.bill_month, correction_sums.bill_month) as bill_month,
-        coalesce(sealed_lines.month_start_date, correction_sums.month_start_date)
-            as month_start_date,
-        coalesce(sealed_lines.cluster_id, correction_sums.cluster_id) as cluster_id,
-        coalesce(sealed_lines.cost_family, correction_sums.cost_family) as cost_family,
-        coalesce(sealed_lines.line_key, correction_sums.line_key) as line_key,
-        coalesce(sealed_lines.line_id, correction_sums.line_id) as line_id,
-        coalesce(
-            sealed_lines.is_unassigned,
-            correction_sums.line_key = '__unassigned__'
-        ) as is_unassigned,
-        coalesce(sealed_lines.estimated_cost, 0) as estimated_cost,
-        coalesce(sealed_lines.allocation_estimate, 0) as allocation_estimate,
-        coalesce(sealed_lines.exact_share, 0) as exact_share,
-        coalesce(sealed_lines.is_carry_cent, false) as is_carry_cent,
-        coalesce(sealed_lines.billed_cost, 0) as billed_cost,
-        coalesce(correction_sums.delta_cost, 0) as correction_delta_cost
-    from {{ sealed_lines }} as sealed_lines
-    full outer join correction_sums
-        on
-            sealed_lines.bill_id = correction_sums.bill_id
-            and sealed_lines.line_id = correction_sums.line_id
-),
+    sealed_rows as (
+        select
+            coalesce(sealed_lines.bill_id, correction_sums.bill_id) as bill_id,
+            coalesce(sealed_lines.bill_month, correction_sums.bill_month) as bill_month,
+            coalesce(sealed_lines.month_start_date, correction_sums.month_start_date)
+                as month_start_date,
+            coalesce(sealed_lines.cluster_id, correction_sums.cluster_id) as cluster_id,
+            coalesce(sealed_lines.cost_family, correction_sums.cost_family) as cost_family,
+            coalesce(sealed_lines.line_key, correction_sums.line_key) as line_key,
+            coalesce(sealed_lines.line_id, correction_sums.line_id) as line_id,
+            coalesce(
+                sealed_lines.is_unassigned,
+                correction_sums.line_key = '__unassigned__'
+            ) as is_unassigned,
+            coalesce(sealed_lines.estimated_cost, 0) as estimated_cost,
+            coalesce(sealed_lines.allocation_estimate, 0) as allocation_estimate,
+            coalesce(sealed_lines.exact_share, 0) as exact_share,
+            coalesce(sealed_lines.is_carry_cent, false) as is_carry_cent,
+            coalesce(sealed_lines.billed_cost, 0) as billed_cost,
+            coalesce(correction_sums.delta_cost, 0) as correction_delta_cost
+        from {{ sealed_lines }} as sealed_lines
+        full outer join correction_sums
+            on
+                sealed_lines.bill_id = correction_sums.bill_id
+                and sealed_lines.line_id = correction_sums.line_id
+    ),
 
-sealed_bill_lines as (
-    select
-        sealed_rows.*,
-        sealed_clusters.target_cost,
-        sealed_clusters.factor,
-        sealed_clusters.is_reconciled,
-        sealed_clusters.basis,
-        sealed_clusters.close_status
-    from sealed_rows
-    left join {{ sealed_clusters }} as sealed_clusters
-        on
-            sealed_rows.bill_month = sealed_clusters.bill_month
-            and sealed_rows.cluster_id = sealed_clusters.cluster_id
-            and sealed_rows.cost_family = sealed_clusters.cost_family
-),
+    sealed_bill_lines as (
+        select
+            sealed_rows.*,
+            sealed_clusters.target_cost,
+            sealed_clusters.factor,
+            sealed_clusters.is_reconciled,
+            sealed_clusters.basis,
+            sealed_clusters.close_status
+        from sealed_rows
+        left join {{ sealed_clusters }} as sealed_clusters
+            on
+                sealed_rows.bill_month = sealed_clusters.bill_month
+                and sealed_rows.cluster_id = sealed_clusters.cluster_id
+                and sealed_rows.cost_family = sealed_clusters.cost_family
+    ),
 {%- endif %}
 
 unioned as (
@@ -128,29 +128,29 @@ unioned as (
         close_status
     from draft_lines
     {%- if has_sealed %}
-    union all
-    select
-        bill_month,
-        month_start_date,
-        'sealed' as bill_state,
-        bill_id,
-        cluster_id,
-        cost_family,
-        line_key,
-        line_id,
-        is_unassigned,
-        estimated_cost,
-        allocation_estimate,
-        exact_share,
-        is_carry_cent,
-        billed_cost,
-        correction_delta_cost,
-        target_cost,
-        factor,
-        is_reconciled,
-        basis,
-        close_status
-    from sealed_bill_lines
+        union all
+        select
+            bill_month,
+            month_start_date,
+            'sealed' as bill_state,
+            bill_id,
+            cluster_id,
+            cost_family,
+            line_key,
+            line_id,
+            is_unassigned,
+            estimated_cost,
+            allocation_estimate,
+            exact_share,
+            is_carry_cent,
+            billed_cost,
+            correction_delta_cost,
+            target_cost,
+            factor,
+            is_reconciled,
+            basis,
+            close_status
+        from sealed_bill_lines
     {%- endif %}
 ),
 

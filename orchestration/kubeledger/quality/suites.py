@@ -83,10 +83,13 @@ class ExpectationSpec:
     column: str | None
     description: str
 
-    def build(self) -> Any:
+    def build(self, index: int) -> Any:
+        """The GX expectation, tagged with its place in the suite (`meta.spec_index`)."""
         import great_expectations.expectations as gxe
 
-        return getattr(gxe, self.gx_type)(**self.kwargs, description=self.description)
+        return getattr(gxe, self.gx_type)(
+            **self.kwargs, description=self.description, meta={"spec_index": index}
+        )
 
 
 @dataclass(frozen=True)

@@ -142,8 +142,8 @@ def _validate_frame(context: Any, suite: TableSuite, frame: Any) -> list[Expecta
         batch_parameters={"dataframe": frame}
     )
     gx_suite = gx.ExpectationSuite(name=suite.name)
-    for spec in suite.expectations:
-        gx_suite.add_expectation(spec.build())
+    for index, spec in enumerate(suite.expectations):
+        gx_suite.add_expectation(spec.build(index))
     result = batch.validate(
         gx_suite,
         result_format={
@@ -152,9 +152,11 @@ def _validate_frame(context: Any, suite: TableSuite, frame: Any) -> list[Expecta
         },
     )
     failures = []
-    for spec, outcome in zip(suite.expectations, result.results, strict=True):
+    # GX does not keep the suite's order in its results: match them by `meta.spec_index`
+    for outcome in result.results:
         if outcome.success:
             continue
+        spec = suite.expectations[outcome.expectation_config.meta["spec_index"]]
         details = outcome.result or {}
         rows = _failed_rows(details)
         observed = None

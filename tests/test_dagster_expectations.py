@@ -1,0 +1,140 @@
+"""The Great Expectations suites on the raw tables: each rule catches its bad row, by row."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pytest
+
+DAY = dt.date(2026, 10, 3)
+GOOD_POD_ROW = {
+    "report_period_start": "2026-10-01 00:00:00 +0000 UTC",
+    "report_period_end": "2026-11-01 00:00:00 +0000 UTC",
+    "interval_start": "2026-10-03 05:00:00 +0000 UTC",
+    "interval_end": "2026-10-03 05:59:59 +0000 UTC",
+    "node": "node-1",
+    "namespace": "shop",
+    "pod": "cart-1",
+    "pod_usage_cpu_core_seconds": "1800",
+    "pod_request_cpu_core_seconds": "3600",
+    "pod_usage_memory_byte_seconds": "1000",
+    "pod_request_memory_byte_seconds": "2000",
+    "node_capacity_cpu_cores": "2",
+    "node_capacity_cpu_core_seconds": "7200",
+    "node_capacity_memory_bytes": "8589934592",
+    "node_capacity_memory_byte_seconds": "30923764531200",
+    "node_role": "worker",
+    "resource_id": "i-1",
+    "pod_labels": "label_app:cart",
+    "_cluster_id": "c1",
+    "_source_file": "usage/c1/2026-10-03/report.0.csv",
+}
+
+
+@pytest.fixture
+def con():
+    from kubeledger.load import ensure_raw_schema
+
+    connection = duckdb.connect()
+    ensure_raw_schema(connection)
+    yield connection
+    connection.close()
+
+
+def _insert_pod_rows(con, rows: list[dict]) -> None:
+    for number, row in enumerate(rows, start=1):
+        values = {**GOOD_POD_ROW, **row, "_row_number": number}
+        names = ", ".join(f'"{name}"' for name in values)
+        marks = ", ".join("?" for _ in values)
+        con.execute(f"insert into raw.koku_pod_usage ({names}) values ({marks})",
+                    list(values.values()))
+
+
+def _pod_failures(con) -> dict[str, list[int]]:
+    from kubeledger.quality import validate_raw_tables
+
+    (validation,) = validate_raw_tables(con, DAY, DAY, tables=["koku_pod_usage"])
+    return {f.description: sorted(r.row_number for r in f.rows) for f in validation.failures}
+
+
+def test_good_rows_pass_every_pod_usage_expectation(con):
+    from kubeledger.quality import validate_raw_tables
+
+    _insert_pod_rows(con, [{}, {"pod": "cart-2", "node_role": "control-plane"}])
+    (validation,) = validate_raw_tables(con, DAY, DAY, tables=["koku_pod_usage"])
+    assert validation.success
+    assert (validation.rows_checked, validation.expectations_evaluated) == (2, 36)
+
+
+@pytest.mark.parametrize(
+    ("bad", "failure"),
+    [
+        ({"pod_usage_cpu_core_seconds": "-1"}, "pod_usage_cpu_core_seconds is not negative"),
+        ({"node_capacity_memory_bytes": "-8"}, "node_capacity_memory_bytes is not negative"),
+        # 7200 x 1.05 = 7560 core-seconds is the most a pod may use of a 2-core node-hour
+        (
+            {"pod_usage_cpu_core_seconds": "7561"},
+            "pod_usage_cpu_core_seconds is at most node_capacity_cpu_core_seconds x 1.05",
+        ),
+        ({"node_role": "gpu-worker"}, "node_role is one of worker, control-plane, "
+                                      "control_plane, controlplane, master, infra, infrastructure"),
+        (
+            {"report_period_start": "2026-10-04 00:00:00 +0000 UTC"},
+            "interval_start is not before report_period_start",
+        ),
+        (
+            {"report_period_end": "2026-10-03 05:00:00 +0000 UTC"},
+            "report_period_end is after interval_start",
+        ),
+        ({"pod_request_cpu_core_seconds": "1,5"}, "pod_request_cpu_core_seconds reads as a number"),
+        ({"pod": None}, "pod is filled"),
+    ],
+)
+def test_each_rule_names_the_row_that_breaks_it(con, bad, failure):
+    _insert_pod_rows(con, [{}, {"pod": "cart-2", **bad}, {"pod": "cart-3"}])
+    assert _pod_failures(con) == {failure: [2]}
+
+
+def test_only_the_days_checked_are_validated(con):
+    _insert_pod_rows(
+        con,
+        [{}, {"interval_start": "2026-10-04 05:00:00 +0000 UTC",
+              "interval_end": "2026-10-04 05:59:59 +0000 UTC",
+              "pod_usage_cpu_core_seconds": "-1"}],
+    )
+    assert _pod_failures(con) == {}
+
+
+def test_aws_line_item_types_and_billing_period(con):
+    from kubeledger.quality import validate_raw_tables
+
+    rows = [
+        ("Usage", "2026-10-03T00:00:00Z"),
+        ("SavingsPlanNegation", "2026-10-03T00:00:00Z"),
+        ("FreeLunch", "2026-10-03T00:00:00Z"),  # not an AWS line item type
+        ("Usage", "2026-11-01T00:00:00Z"),  # after the billing period
+    ]
+    for number, (line_type, start) in enumerate(rows, start=1):
+        con.execute(
+            "insert into raw.aws_cur2 (bill_payer_account_id, bill_billing_period_start_date, "
+            "bill_billing_period_end_date, line_item_line_item_type, "
+            "line_item_usage_start_date, line_item_usage_end_date, _source_file, _row_number) "
+            "values ('111', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', ?, ?, ?, "
+            "'billing/aws/cur.csv', ?)",
+            [line_type, start, start, number],
+        )
+    (validation,) = validate_raw_tables(
+        con, DAY, dt.date(2026, 11, 1), tables=["aws_cur2"]
+    )
+    failures = {f.description: [r.row_number for r in f.rows] for f in validation.failures}
+    assert failures == {
+        "line_item_line_item_type is one of " + ", ".join(_aws_types()): [3],
+        "bill_billing_period_end_date is after line_item_usage_start_date": [4],
+    }
+
+
+def _aws_types() -> tuple[str, ...]:
+    from kubeledger.quality.suites import AWS_LINE_ITEM_TYPES
+
+    return AWS_LINE_ITEM_TYPES
