@@ -23,8 +23,12 @@ VALID = {
     ],
     "node_prices": [
         {"cluster": "dc1", "node": "dc1-a", "hourly_price": 0.9},
-        {"cluster": "dc1", "label": "node.kubernetes.io/instance-type=metal", "hourly_price": 0.5,
-         "effective_from": "2026-10-16"},
+        {
+            "cluster": "dc1",
+            "label": "node.kubernetes.io/instance-type=metal",
+            "hourly_price": 0.5,
+            "effective_from": "2026-10-16",
+        },
     ],
     "ownership": {
         "selector_mappings": [{"selector": "app in (cart, checkout)", "team": "payments"}],
@@ -33,10 +37,12 @@ VALID = {
     "distribution": {
         "preset": "hybrid",
         "hybrid_share": 30,
-        "pools": {"infrastructure_idle": {
-            "rule": "fixed",
-            "shares": [{"team": "a", "percent": 60}, {"team": "b", "percent": 40}],
-        }},
+        "pools": {
+            "infrastructure_idle": {
+                "rule": "fixed",
+                "shares": [{"team": "a", "percent": 60}, {"team": "b", "percent": 40}],
+            }
+        },
     },
 }
 
@@ -68,7 +74,10 @@ def test_valid_file_becomes_tables():
     assert config.tables["clusters"][1]["has_billing_link"] is False
     mapping = config.tables["selector_mappings"][0]
     assert (mapping["label_key"], mapping["operator"], mapping["label_values"]) == (
-        "app", "in", "cart|checkout")
+        "app",
+        "in",
+        "cart|checkout",
+    )
     assert config.tables["rate_card"][1]["selector_type"] == "label"
     rules = {r["pool"]: r for r in config.tables["distribution_rules"]}
     assert rules["platform"]["rule"] == "proportional" and rules["platform"]["hybrid_share"] == 30
@@ -88,23 +97,43 @@ def test_config_tables_are_written(tmp_path):
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"clusters": [{"id": "a", "provider": "amazon"}]},
-         "clusters[0].provider: 'amazon' is not one of aws, gcp, azure, focus, on_prem"),
+        (
+            {"clusters": [{"id": "a", "provider": "amazon"}]},
+            "clusters[0].provider: 'amazon' is not one of aws, gcp, azure, focus, on_prem",
+        ),
         ({"pricing": {"cpu_cost_weight": 0.7}}, "pricing.cpu_cost_weight"),
         ({"distribution": {"preset": "robin_hood"}}, "distribution.preset"),
-        ({"distribution": {"pools": {"platform": {"rule": "fixed", "shares": [
-            {"team": "a", "percent": 60}, {"team": "b", "percent": 30}]}}}},
-         "distribution.pools.platform.shares: percentages sum to 90, not 100"),
-        ({"distribution": {"pools": {"platform": "owner"}}},
-         "distribution.pools.platform.rule: 'owner' applies to workload_idle only"),
+        (
+            {
+                "distribution": {
+                    "pools": {
+                        "platform": {
+                            "rule": "fixed",
+                            "shares": [{"team": "a", "percent": 60}, {"team": "b", "percent": 30}],
+                        }
+                    }
+                }
+            },
+            "distribution.pools.platform.shares: percentages sum to 90, not 100",
+        ),
+        (
+            {"distribution": {"pools": {"platform": "owner"}}},
+            "distribution.pools.platform.rule: 'owner' applies to workload_idle only",
+        ),
         ({"close": {"unassigned_policy": "everyone"}}, "close.unassigned_policy"),
-        ({"clusters": [{"id": "a", "provider": "aws", "billing_link": {"tags": "x"}}]},
-         "clusters[0].billing_link.tags: expected list"),
-        ({"ownership": {"selector_mappings": [{"selector": "app in ()", "team": "x"}]}},
-         "ownership.selector_mappings[0].selector"),
+        (
+            {"clusters": [{"id": "a", "provider": "aws", "billing_link": {"tags": "x"}}]},
+            "clusters[0].billing_link.tags: expected list",
+        ),
+        (
+            {"ownership": {"selector_mappings": [{"selector": "app in ()", "team": "x"}]}},
+            "ownership.selector_mappings[0].selector",
+        ),
         ({"clusterz": []}, "clusterz: unknown setting"),
-        ({"clusters": [{"id": "a", "provider": "aws"}, {"id": "a", "provider": "gcp"}]},
-         "clusters[1].id: cluster 'a' is listed twice"),
+        (
+            {"clusters": [{"id": "a", "provider": "aws"}, {"id": "a", "provider": "gcp"}]},
+            "clusters[1].id: cluster 'a' is listed twice",
+        ),
     ],
 )
 def test_invalid_settings_name_the_key(raw, message):

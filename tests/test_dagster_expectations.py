@@ -47,8 +47,9 @@ def _insert_pod_rows(con, rows: list[dict]) -> None:
         values = {**GOOD_POD_ROW, **row, "_row_number": number}
         names = ", ".join(f'"{name}"' for name in values)
         marks = ", ".join("?" for _ in values)
-        con.execute(f"insert into raw.koku_pod_usage ({names}) values ({marks})",
-                    list(values.values()))
+        con.execute(
+            f"insert into raw.koku_pod_usage ({names}) values ({marks})", list(values.values())
+        )
 
 
 def _pod_failures(con) -> dict[str, list[int]]:
@@ -77,8 +78,11 @@ def test_good_rows_pass_every_pod_usage_expectation(con):
             {"pod_usage_cpu_core_seconds": "7561"},
             "pod_usage_cpu_core_seconds is at most node_capacity_cpu_core_seconds x 1.05",
         ),
-        ({"node_role": "gpu-worker"}, "node_role is one of worker, control-plane, "
-                                      "control_plane, controlplane, master, infra, infrastructure"),
+        (
+            {"node_role": "gpu-worker"},
+            "node_role is one of worker, control-plane, "
+            "control_plane, controlplane, master, infra, infrastructure",
+        ),
         (
             {"report_period_start": "2026-10-04 00:00:00 +0000 UTC"},
             "interval_start is not before report_period_start",
@@ -99,9 +103,14 @@ def test_each_rule_names_the_row_that_breaks_it(con, bad, failure):
 def test_only_the_days_checked_are_validated(con):
     _insert_pod_rows(
         con,
-        [{}, {"interval_start": "2026-10-04 05:00:00 +0000 UTC",
-              "interval_end": "2026-10-04 05:59:59 +0000 UTC",
-              "pod_usage_cpu_core_seconds": "-1"}],
+        [
+            {},
+            {
+                "interval_start": "2026-10-04 05:00:00 +0000 UTC",
+                "interval_end": "2026-10-04 05:59:59 +0000 UTC",
+                "pod_usage_cpu_core_seconds": "-1",
+            },
+        ],
     )
     assert _pod_failures(con) == {}
 
@@ -124,9 +133,7 @@ def test_aws_line_item_types_and_billing_period(con):
             "'billing/aws/cur.csv', ?)",
             [line_type, start, start, number],
         )
-    (validation,) = validate_raw_tables(
-        con, DAY, dt.date(2026, 11, 1), tables=["aws_cur2"]
-    )
+    (validation,) = validate_raw_tables(con, DAY, dt.date(2026, 11, 1), tables=["aws_cur2"])
     failures = {f.description: [r.row_number for r in f.rows] for f in validation.failures}
     assert failures == {
         "line_item_line_item_type is one of " + ", ".join(_aws_types()): [3],

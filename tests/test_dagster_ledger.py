@@ -17,7 +17,7 @@ import pytest
 from tests.test_dagster_support import (
     query,
     range_tags,
-    skipped_steps,
+    started_steps,
     step_failures,
     tiny_fleet,
     usage_report,
@@ -31,15 +31,12 @@ POD_COLUMNS = (
 )
 
 
-def _run(
-    fleet, *, partition_key: str | None = None, tags: dict | None = None, asset_selection=None
-):
+def _run(fleet, *, partition_key: str | None = None, tags: dict | None = None):
     from kubeledger.dagster.definitions import defs
 
     return defs.resolve_job_def("ledger_daily").execute_in_process(
         partition_key=partition_key,
         tags=tags,
-        asset_selection=asset_selection,
         resources={"warehouse": warehouse_resource(fleet, AS_OF)},
         raise_on_error=False,
     )
@@ -125,7 +122,10 @@ def test_a_day_partition_rebuilds_that_day_and_leaves_the_others_alone(fleet, db
 
 
 def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet, db):
-    from dagster import AssetKey
+    from dagster import AssetKey, materialize
+
+    from kubeledger.dagster.assets_dbt import ledger_models
+    from kubeledger.dagster.resources import dbt_resource
 
     report = usage_report(fleet / "landing", "eks-prod", dt.date(2026, 10, 3))
     source_file = report.relative_to(fleet / "landing").as_posix()
@@ -143,7 +143,7 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
     }
     assert checks["expectations_koku_pod_usage"] is False
     assert all(passed for name, passed in checks.items() if name != "expectations_koku_pod_usage")
-    assert "ledger_models" in skipped_steps(result)
+    assert started_steps(result) == {"landing", "landing_expectations"}  # no dbt
     assert _pod_rows(db, "usage_date = date '2026-10-03'") == before
     assert query(db, "select count(*) from ops.rerun_log") == runs_before
     assert query(
@@ -161,10 +161,12 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
         )
     ]
 
-    health = _run(
-        fleet,
+    health = materialize(
+        [ledger_models],
+        selection=[AssetKey(["marts", "fct_data_health_daily"])],
         partition_key="2026-10-03",
-        asset_selection=[AssetKey(["marts", "fct_data_health_daily"])],
+        resources={"warehouse": warehouse_resource(fleet, AS_OF), "dbt": dbt_resource()},
+        raise_on_error=False,
     )
     assert health.success, step_failures(health)
     rows = query(
@@ -185,3 +187,48 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
         ),
         ("gke-analytics", 0, 0, None, False, "automatic", 5),
     ]
+
+
+def test_retention_prunes_billing_past_90_days_but_keeps_the_sealed_lines(fleet, db):
+    from kubeledger.dagster.definitions import defs
+
+    per_day = (
+        "select cast(line_item_usage_start_date as date), count(*) from raw.aws_cur2 group by 1"
+    )
+    counts = dict(query(db, per_day))
+    (sealed_id,) = query(
+        db,
+        "select billing_line_id from marts.fct_billing_lines where source_format = 'aws_cur2' "
+        "and charge_date = date '2026-10-01' order by source_row_number limit 1",
+    )[0]
+    with duckdb.connect(str(db)) as con:
+        # the one table of the sealed store retention reads (kubeledger.close.seal makes it)
+        con.execute("create schema sealed")
+        con.execute(
+            "create table sealed.sealed_billing_line_refs "
+            "(bill_id varchar, billing_line_id varchar)"
+        )
+        con.execute("insert into sealed.sealed_billing_line_refs values ('b1', ?)", [sealed_id])
+
+    # 90 days before 2026-12-31 is 2026-10-02: Oct 1 is past retention, Oct 2 is not
+    result = defs.resolve_job_def("raw_billing_retention").execute_in_process(
+        resources={"warehouse": warehouse_resource(fleet, "2026-12-31")}
+    )
+
+    assert result.success
+    assert counts[dt.date(2026, 10, 1)] > 1
+    assert dict(query(db, per_day)) == {
+        dt.date(2026, 10, 1): 1,
+        dt.date(2026, 10, 2): counts[dt.date(2026, 10, 2)],
+    }
+    # the row kept is the sealed line: staging, reading raw again, gives it the same ID
+    assert query(
+        db,
+        "select billing_line_id from staging.stg_aws__cur2_billing_lines "
+        "where charge_date = date '2026-10-01'",
+    ) == [(sealed_id,)]
+    assert query(
+        db,
+        "select count(*) from raw.gcp_billing_export "
+        "where cast(usage_start_time as date) = date '2026-10-01'",
+    ) == [(0,)]

@@ -74,8 +74,8 @@ def _causes(error) -> list:
     return causes
 
 
-def skipped_steps(result) -> set[str]:
-    return {e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"}
+def started_steps(result) -> set[str]:
+    return {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
 
 
 def usage_report(landing: Path, cluster: str, day: dt.date, report: int = 0) -> Path:

@@ -39,15 +39,19 @@ def test_node_costs_equal_the_bill_to_the_cent(fleet):
     oracle = expected_node_compute_cost(root / "landing")
     days = oracle.usage_date.map(lambda day: dt.date.fromisoformat(str(day)[:10]))
     oracle = oracle[(days >= MONTH_START) & (days <= MONTH_END)]
-    expected = {cluster: cents(cost) for cluster, cost in
-                oracle.groupby("cluster_id")["cost"].sum().items()}
-    got = {cluster: cents(cost) for cluster, cost in query(
-        db,
-        """select cluster_id, sum(node_cost) from marts.fct_node_costs_daily
+    expected = {
+        cluster: cents(cost) for cluster, cost in oracle.groupby("cluster_id")["cost"].sum().items()
+    }
+    got = {
+        cluster: cents(cost)
+        for cluster, cost in query(
+            db,
+            """select cluster_id, sum(node_cost) from marts.fct_node_costs_daily
            where usage_date between ? and ? and pricing_basis = 'bill'
            group by cluster_id""",
-        [MONTH_START, MONTH_END],
-    )}
+            [MONTH_START, MONTH_END],
+        )
+    }
     assert set(expected) == {"eks-prod", "gke-analytics", "aks-web"}
     for cluster, amount in expected.items():
         assert amount > 0
@@ -63,7 +67,9 @@ def test_every_cloud_node_day_of_a_billed_month_is_priced_from_the_bill(fleet):
         [MONTH_START, MONTH_END],
     )
     assert {(cluster, basis) for cluster, basis, _ in rows} == {
-        ("aks-web", "bill"), ("eks-prod", "bill"), ("gke-analytics", "bill"),
+        ("aks-web", "bill"),
+        ("eks-prod", "bill"),
+        ("gke-analytics", "bill"),
         ("onprem-dc1", "rate_card"),
     }
 
@@ -96,9 +102,14 @@ def test_days_after_the_export_are_estimates(fleet):
 
 def test_purchase_options_come_from_the_bill(fleet):
     _, db = fleet
-    options = {row[0] for row in query(
-        db, "select distinct purchase_option from marts.fct_node_costs_daily "
-            "where cluster_id = 'eks-prod' and pricing_basis = 'bill'")}
+    options = {
+        row[0]
+        for row in query(
+            db,
+            "select distinct purchase_option from marts.fct_node_costs_daily "
+            "where cluster_id = 'eks-prod' and pricing_basis = 'bill'",
+        )
+    }
     assert {"on_demand", "savings_plan", "spot"} <= options
 
 

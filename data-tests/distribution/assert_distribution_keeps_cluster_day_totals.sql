@@ -29,4 +29,5 @@ full outer join owner_totals
     on
         cluster_totals.cluster_id = owner_totals.cluster_id
         and cluster_totals.usage_date = owner_totals.usage_date
-where abs(coalesce(cluster_totals.ledger_cost, 0) - coalesce(owner_totals.owner_total, 0)) > 0.000001
+where
+    abs(coalesce(cluster_totals.ledger_cost, 0) - coalesce(owner_totals.owner_total, 0)) > 0.000001

@@ -38,23 +38,41 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("demo"),
-              show_default=True, help="Folder for landing/ and kubeledger.yml.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=Path("demo"),
+    show_default=True,
+    help="Folder for landing/ and kubeledger.yml.",
+)
 @click.option("--seed", default=7, show_default=True)
 @click.option("--clusters", default=4, show_default=True)
 @click.option("--nodes", default=40, show_default=True, help="Nodes in the whole fleet.")
 @click.option("--days", default=45, show_default=True)
 @click.option("--pods-per-node", default=15, show_default=True)
 @click.option("--start", "start_date", default="2026-10-01", show_default=True)
-def generate(out_dir: Path, seed: int, clusters: int, nodes: int, days: int,
-             pods_per_node: int, start_date: str) -> None:
+def generate(
+    out_dir: Path,
+    seed: int,
+    clusters: int,
+    nodes: int,
+    days: int,
+    pods_per_node: int,
+    start_date: str,
+) -> None:
     """Write a realistic demo fleet's landing files in the clouds' and the agent's formats."""
     from kubeledger.generate import generate_fleet
 
     started = _step(f"generating {clusters} clusters, {nodes} nodes, {days} days into {out_dir}")
     summary = generate_fleet(
-        out_dir, seed=seed, clusters=clusters, nodes=nodes, days=days,
-        start_date=dt.date.fromisoformat(start_date), pods_per_node=pods_per_node,
+        out_dir,
+        seed=seed,
+        clusters=clusters,
+        nodes=nodes,
+        days=days,
+        start_date=dt.date.fromisoformat(start_date),
+        pods_per_node=pods_per_node,
         progress=_say,
     )
     for key, value in summary.items():
@@ -80,9 +98,15 @@ def load(landing_dir: Path) -> None:
     _done(started)
 
 
-def run_build(*, start: str | None = None, end: str | None = None, full_refresh: bool = False,
-              select: str | None = None, reattribute_month: str | None = None,
-              progress=_say) -> None:
+def run_build(
+    *,
+    start: str | None = None,
+    end: str | None = None,
+    full_refresh: bool = False,
+    select: str | None = None,
+    reattribute_month: str | None = None,
+    progress=_say,
+) -> None:
     """Write the configuration into the warehouse, then seed and build the dbt project."""
     from kubeledger.warehouse import prepare_warehouse, run_dbt
 
@@ -106,28 +130,41 @@ def run_build(*, start: str | None = None, end: str | None = None, full_refresh:
 @click.option("--end", default=None, help="Last day to (re)allocate (default: --start).")
 @click.option("--full-refresh", is_flag=True, help="Rebuild every incremental model.")
 @click.option("--select", default=None, help="A dbt selector, e.g. marts.")
-@click.option("--reattribute-month", default=None,
-              help="Re-attribute this month's leftover cloud charges (YYYY-MM) under the "
-                   "current configuration.")
-def build(start: str | None, end: str | None, full_refresh: bool, select: str | None,
-          reattribute_month: str | None) -> None:
+@click.option(
+    "--reattribute-month",
+    default=None,
+    help="Re-attribute this month's leftover cloud charges (YYYY-MM) under the "
+    "current configuration.",
+)
+def build(
+    start: str | None,
+    end: str | None,
+    full_refresh: bool,
+    select: str | None,
+    reattribute_month: str | None,
+) -> None:
     """Build the warehouse with dbt (models and their tests)."""
     from kubeledger.warehouse import DbtError
 
     started = _step(f"building {warehouse_path()} with {config_path().name}")
     try:
-        run_build(start=start, end=end, full_refresh=full_refresh, select=select,
-                  reattribute_month=reattribute_month)
+        run_build(
+            start=start,
+            end=end,
+            full_refresh=full_refresh,
+            select=select,
+            reattribute_month=reattribute_month,
+        )
     except (DbtError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
 
 
 @main.command()
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("demo"),
-              show_default=True)
-@click.option("--as-of", "as_of", default=None,
-              help="Close as of this date (default: today).")
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), default=Path("demo"), show_default=True
+)
+@click.option("--as-of", "as_of", default=None, help="Close as of this date (default: today).")
 @click.option("--month", default="2026-10", show_default=True, help="The month to close.")
 def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     """Generate the demo fleet, load it, build the ledger, close the month, print the bill."""

@@ -29,8 +29,13 @@ POOLS = (
 RULES = ("owner", "keep", "separate", "proportional", "even", "fixed")
 BASES = ("direct", "cpu", "memory", "storage", "network")
 SCOPES = ("node", "cluster", "fleet")
-PRESETS = ("platform_absorbs", "proportional", "hybrid", "user_projects_proportional",
-           "user_projects_even")
+PRESETS = (
+    "platform_absorbs",
+    "proportional",
+    "hybrid",
+    "user_projects_proportional",
+    "user_projects_even",
+)
 SELECTOR_RE = re.compile(
     r"^\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
     r"(?:(?P<op>in|notin|not in)\s*\((?P<values>[^)]*)\)|(?P<eq>==?|!=)\s*(?P<value>\S+))?\s*$"
@@ -65,7 +70,7 @@ def normalize_tag_key(key: str) -> str:
     key = key.strip().lower()
     for prefix in ("user:", "user_"):
         if key.startswith(prefix):
-            key = key[len(prefix):]
+            key = key[len(prefix) :]
     return re.sub(r"[^a-z0-9]", "_", key)
 
 
@@ -73,13 +78,13 @@ def normalize_label_key(key: str) -> str:
     """A label key as SPEC §6 normalizes it (before aliases)."""
     key = key.strip()
     if key.startswith("label_"):
-        key = key[len("label_"):]
+        key = key[len("label_") :]
     key = key.lower()
     if "/" in key:
         key = key.rsplit("/", 1)[1]
     for prefix in ("app_kubernetes_io_", "kubernetes_io_", "k8s_io_"):
         if key.startswith(prefix):
-            key = key[len(prefix):]
+            key = key[len(prefix) :]
     return re.sub(r"[-. ]", "_", key)
 
 
@@ -186,7 +191,9 @@ def _clusters(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None:
                 }
             )
         patterns = link.get("resource_id_patterns") or []
-        for j, pattern in enumerate(_expect(patterns, list, f"{key}.billing_link.resource_id_patterns")):
+        for j, pattern in enumerate(
+            _expect(patterns, list, f"{key}.billing_link.resource_id_patterns")
+        ):
             try:
                 re.compile(pattern)
             except re.error as exc:
@@ -208,8 +215,17 @@ def _node_prices(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None
         _expect(price, dict, key)
         _unknown_keys(
             price,
-            {"cluster", "node", "label", "resource", "price", "hourly_price", "unit",
-             "effective_from", "currency"},
+            {
+                "cluster",
+                "node",
+                "label",
+                "resource",
+                "price",
+                "hourly_price",
+                "unit",
+                "effective_from",
+                "currency",
+            },
             f"{key}.",
         )
         if ("node" in price) == ("label" in price):
@@ -221,7 +237,8 @@ def _node_prices(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None
             {
                 "cluster_id": _expect(price.get("cluster"), str, f"{key}.cluster"),
                 "resource": _choice(
-                    price.get("resource", "node"), ("node", "volume", "load_balancer"),
+                    price.get("resource", "node"),
+                    ("node", "volume", "load_balancer"),
                     f"{key}.resource",
                 ),
                 "selector_type": "node" if "node" in price else "label",
@@ -229,8 +246,9 @@ def _node_prices(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None
                 "price": _number(amount, f"{key}.hourly_price", low=0),
                 "unit": _choice(price.get("unit", "hour"), ("hour", "gib_month"), f"{key}.unit"),
                 "currency": price.get("currency", currency),
-                "effective_from": _date(price.get("effective_from", "1970-01-01"),
-                                        f"{key}.effective_from"),
+                "effective_from": _date(
+                    price.get("effective_from", "1970-01-01"), f"{key}.effective_from"
+                ),
                 "list_position": i + 1,
             }
         )
@@ -282,8 +300,9 @@ def _ownership(raw: Any, tables: dict[str, list[dict]]) -> None:
                 "operator": operator,
                 "label_values": values,
                 **owner,
-                "effective_from": _date(mapping.get("effective_from", "1970-01-01"),
-                                        f"{key}.effective_from"),
+                "effective_from": _date(
+                    mapping.get("effective_from", "1970-01-01"), f"{key}.effective_from"
+                ),
             }
         )
     mappings = _expect(raw.get("namespace_mappings") or [], list, "ownership.namespace_mappings")
@@ -304,8 +323,9 @@ def _ownership(raw: Any, tables: dict[str, list[dict]]) -> None:
                 "cluster_id": mapping.get("cluster"),
                 "namespace": _expect(mapping.get("namespace"), str, f"{key}.namespace"),
                 **owner,
-                "effective_from": _date(mapping.get("effective_from", "1970-01-01"),
-                                        f"{key}.effective_from"),
+                "effective_from": _date(
+                    mapping.get("effective_from", "1970-01-01"), f"{key}.effective_from"
+                ),
             }
         )
 
@@ -320,8 +340,9 @@ def _distribution(raw: Any, cluster_ids: list[str], tables: dict[str, list[dict]
         if cluster_id not in cluster_ids:
             raise ConfigError(f"distribution.clusters.{cluster_id}: no such cluster in clusters")
         _expect(section, dict, f"distribution.clusters.{cluster_id}")
-        _unknown_keys(section, {"preset", "hybrid_share", "pools"},
-                      f"distribution.clusters.{cluster_id}.")
+        _unknown_keys(
+            section, {"preset", "hybrid_share", "pools"}, f"distribution.clusters.{cluster_id}."
+        )
         sections.append((cluster_id, section, f"distribution.clusters.{cluster_id}"))
     for cluster_id, section, where in sections:
         preset = section.get("preset", "platform_absorbs" if cluster_id == "*" else None)
@@ -329,8 +350,12 @@ def _distribution(raw: Any, cluster_ids: list[str], tables: dict[str, list[dict]
         if preset is not None:
             _choice(preset, PRESETS, f"{where}.preset")
         if preset == "hybrid":
-            hybrid_share = _number(hybrid_share if hybrid_share is not None else 30,
-                                   f"{where}.hybrid_share", low=0, high=100)
+            hybrid_share = _number(
+                hybrid_share if hybrid_share is not None else 30,
+                f"{where}.hybrid_share",
+                low=0,
+                high=100,
+            )
         elif hybrid_share is not None:
             raise ConfigError(f"{where}.hybrid_share: only used with preset: hybrid")
         for pool in POOLS:
@@ -339,16 +364,22 @@ def _distribution(raw: Any, cluster_ids: list[str], tables: dict[str, list[dict]
             if override is not None:
                 rule = _pool_rule(override, pool, f"{where}.pools.{pool}", tables, cluster_id)
             if rule is not None:
-                tables["distribution_rules"].append({"cluster_id": cluster_id, "pool": pool,
-                                                     **rule})
-        for pool in (section.get("pools") or {}):
+                tables["distribution_rules"].append(
+                    {"cluster_id": cluster_id, "pool": pool, **rule}
+                )
+        for pool in section.get("pools") or {}:
             _choice(pool, POOLS, f"{where}.pools.{pool}")
 
 
 def _preset_rule(preset: str, pool: str, hybrid_share: float | None) -> dict[str, Any]:
-    rule: dict[str, Any] = {"rule": "keep", "basis": "direct", "hybrid_share": 0.0,
-                            "scope": "cluster", "include_unowned": True,
-                            "include_platform": False}
+    rule: dict[str, Any] = {
+        "rule": "keep",
+        "basis": "direct",
+        "hybrid_share": 0.0,
+        "scope": "cluster",
+        "include_unowned": True,
+        "include_platform": False,
+    }
     if pool == "workload_idle":
         rule["rule"] = "owner"
     elif preset == "proportional":
@@ -364,21 +395,24 @@ def _preset_rule(preset: str, pool: str, hybrid_share: float | None) -> dict[str
     return rule
 
 
-def _pool_rule(raw: Any, pool: str, key: str, tables: dict[str, list[dict]],
-               cluster_id: str) -> dict[str, Any]:
+def _pool_rule(
+    raw: Any, pool: str, key: str, tables: dict[str, list[dict]], cluster_id: str
+) -> dict[str, Any]:
     if isinstance(raw, str):
         raw = {"rule": raw}
     _expect(raw, dict, key)
-    _unknown_keys(raw, {"rule", "basis", "hybrid_share", "scope", "include_unowned",
-                        "include_platform", "shares"}, f"{key}.")
+    _unknown_keys(
+        raw,
+        {"rule", "basis", "hybrid_share", "scope", "include_unowned", "include_platform", "shares"},
+        f"{key}.",
+    )
     rule = _choice(raw.get("rule"), RULES, f"{key}.rule")
     if rule == "owner" and pool != "workload_idle":
         raise ConfigError(f"{key}.rule: 'owner' applies to workload_idle only")
     result = {
         "rule": rule,
         "basis": _choice(raw.get("basis", "direct"), BASES, f"{key}.basis"),
-        "hybrid_share": _number(raw.get("hybrid_share", 0), f"{key}.hybrid_share", low=0,
-                                high=100),
+        "hybrid_share": _number(raw.get("hybrid_share", 0), f"{key}.hybrid_share", low=0, high=100),
         "scope": _choice(raw.get("scope", "cluster"), SCOPES, f"{key}.scope"),
         "include_unowned": bool(raw.get("include_unowned", True)),
         "include_platform": bool(raw.get("include_platform", False)),
@@ -390,12 +424,16 @@ def _pool_rule(raw: Any, pool: str, key: str, tables: dict[str, list[dict]],
         total = 0.0
         for j, share in enumerate(shares):
             _expect(share, dict, f"{key}.shares[{j}]")
-            percent = _number(share.get("percent"), f"{key}.shares[{j}].percent", low=0,
-                              high=100)
+            percent = _number(share.get("percent"), f"{key}.shares[{j}].percent", low=0, high=100)
             total += percent
             tables["distribution_fixed_shares"].append(
-                {"cluster_id": cluster_id, "pool": pool, "team": share.get("team"),
-                 "cost_center": share.get("cost_center"), "percent": percent}
+                {
+                    "cluster_id": cluster_id,
+                    "pool": pool,
+                    "team": share.get("team"),
+                    "cost_center": share.get("cost_center"),
+                    "percent": percent,
+                }
             )
         if round(total, 9) != 100:
             raise ConfigError(f"{key}.shares: percentages sum to {total:g}, not 100")
@@ -419,8 +457,21 @@ def load_config(path: Path | None) -> Config:
 def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
     _unknown_keys(
         raw,
-        {"currency", "clusters", "pricing", "node_prices", "platform", "labels", "ownership",
-         "distribution", "network", "close", "retention", "reruns", "cloud_charges"},
+        {
+            "currency",
+            "clusters",
+            "pricing",
+            "node_prices",
+            "platform",
+            "labels",
+            "ownership",
+            "distribution",
+            "network",
+            "close",
+            "retention",
+            "reruns",
+            "cloud_charges",
+        },
         "",
     )
     settings = dict(DEFAULT_SETTINGS)
@@ -429,8 +480,9 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLE_COLUMNS}
 
     pricing = _expect(raw.get("pricing") or {}, dict, "pricing")
-    _unknown_keys(pricing, {"cpu_cost_weight", "memory_cost_weight", "estimate_lookback_days"},
-                  "pricing.")
+    _unknown_keys(
+        pricing, {"cpu_cost_weight", "memory_cost_weight", "estimate_lookback_days"}, "pricing."
+    )
     for name in ("cpu_cost_weight", "memory_cost_weight"):
         if name in pricing:
             settings[name] = _number(pricing[name], f"pricing.{name}", low=0, high=1)
@@ -456,26 +508,33 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
     if "namespaces" in platform or "namespace_prefixes" in platform:
         for ns in _expect(platform.get("namespaces") or [], list, "platform.namespaces"):
             tables["platform_namespaces"].append({"namespace_pattern": ns, "match_type": "exact"})
-        for ns in _expect(platform.get("namespace_prefixes") or [], list,
-                          "platform.namespace_prefixes"):
+        for ns in _expect(
+            platform.get("namespace_prefixes") or [], list, "platform.namespace_prefixes"
+        ):
             tables["platform_namespaces"].append({"namespace_pattern": ns, "match_type": "prefix"})
 
     labels = _expect(raw.get("labels") or {}, dict, "labels")
     _unknown_keys(labels, {"aliases", "dns_prefixes"}, "labels.")
-    for j, prefix in enumerate(_expect(labels.get("dns_prefixes") or [], list,
-                                       "labels.dns_prefixes")):
+    for j, prefix in enumerate(
+        _expect(labels.get("dns_prefixes") or [], list, "labels.dns_prefixes")
+    ):
         _expect(prefix, str, f"labels.dns_prefixes[{j}]")
         tables["label_dns_prefixes"].append({"dns_prefix": prefix})
     for alias, canonical in _expect(labels.get("aliases") or {}, dict, "labels.aliases").items():
         _expect(canonical, str, f"labels.aliases.{alias}")
         tables["label_aliases"].append(
-            {"alias_key": normalize_label_key(str(alias)),
-             "canonical_key": normalize_label_key(canonical)}
+            {
+                "alias_key": normalize_label_key(str(alias)),
+                "canonical_key": normalize_label_key(canonical),
+            }
         )
 
     close = _expect(raw.get("close") or {}, dict, "close")
-    _unknown_keys(close, {"grace_days", "deadline_days", "factor_bounds", "unassigned_policy",
-                          "line_grain"}, "close.")
+    _unknown_keys(
+        close,
+        {"grace_days", "deadline_days", "factor_bounds", "unassigned_policy", "line_grain"},
+        "close.",
+    )
     for name in ("grace_days", "deadline_days"):
         if name in close:
             settings[name] = int(_number(close[name], f"close.{name}", low=0))
@@ -495,8 +554,9 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
             close["unassigned_policy"], ("separate", "proportional"), "close.unassigned_policy"
         )
     if "line_grain" in close:
-        settings["bill_line_grain"] = _choice(close["line_grain"], ("cost_center", "team"),
-                                              "close.line_grain")
+        settings["bill_line_grain"] = _choice(
+            close["line_grain"], ("cost_center", "team"), "close.line_grain"
+        )
 
     retention = _expect(raw.get("retention") or {}, dict, "retention")
     _unknown_keys(retention, {"billing_days"}, "retention.")
@@ -519,8 +579,11 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
     _node_prices(raw.get("node_prices"), currency, tables)
     _ownership(raw.get("ownership"), tables)
     _distribution(raw.get("distribution"), [c["cluster_id"] for c in tables["clusters"]], tables)
-    tables.update(parse_cloud_charges(raw.get("cloud_charges"), currency,
-                                      [c["cluster_id"] for c in tables["clusters"]]))
+    tables.update(
+        parse_cloud_charges(
+            raw.get("cloud_charges"), currency, [c["cluster_id"] for c in tables["clusters"]]
+        )
+    )
     tables["settings"] = [settings]
     return Config(source=source, settings=settings, tables=tables)
 
@@ -528,50 +591,89 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
 # Column name → DuckDB type, per config table (docs/config-tables.md).
 TABLE_COLUMNS: dict[str, dict[str, str]] = {
     "clusters": {
-        "cluster_id": "varchar", "provider": "varchar", "has_billing_link": "boolean",
-        "currency": "varchar", "default_team": "varchar", "default_cost_center": "varchar",
+        "cluster_id": "varchar",
+        "provider": "varchar",
+        "has_billing_link": "boolean",
+        "currency": "varchar",
+        "default_team": "varchar",
+        "default_cost_center": "varchar",
         "default_application": "varchar",
     },
     "billing_link_accounts": {"cluster_id": "varchar", "account_id": "varchar"},
     "billing_link_tags": {
-        "cluster_id": "varchar", "tag_key": "varchar", "tag_key_normalized": "varchar",
+        "cluster_id": "varchar",
+        "tag_key": "varchar",
+        "tag_key_normalized": "varchar",
         "tag_value": "varchar",
     },
     "billing_link_patterns": {"cluster_id": "varchar", "pattern": "varchar"},
     "settings": {
-        "cpu_cost_weight": "double", "memory_cost_weight": "double",
-        "estimate_lookback_days": "integer", "include_data_transfer": "boolean",
-        "platform_team": "varchar", "platform_cost_center": "varchar",
-        "grace_days": "integer", "deadline_days": "integer", "factor_min": "double",
-        "factor_max": "double", "unassigned_policy": "varchar", "bill_line_grain": "varchar",
-        "repair_window_days": "integer", "rerun_max_days_back": "integer",
-        "billing_retention_days": "integer", "currency": "varchar",
+        "cpu_cost_weight": "double",
+        "memory_cost_weight": "double",
+        "estimate_lookback_days": "integer",
+        "include_data_transfer": "boolean",
+        "platform_team": "varchar",
+        "platform_cost_center": "varchar",
+        "grace_days": "integer",
+        "deadline_days": "integer",
+        "factor_min": "double",
+        "factor_max": "double",
+        "unassigned_policy": "varchar",
+        "bill_line_grain": "varchar",
+        "repair_window_days": "integer",
+        "rerun_max_days_back": "integer",
+        "billing_retention_days": "integer",
+        "currency": "varchar",
     },
     "rate_card": {
-        "cluster_id": "varchar", "resource": "varchar", "selector_type": "varchar",
-        "selector": "varchar", "price": "double", "unit": "varchar", "currency": "varchar",
-        "effective_from": "date", "list_position": "integer",
+        "cluster_id": "varchar",
+        "resource": "varchar",
+        "selector_type": "varchar",
+        "selector": "varchar",
+        "price": "double",
+        "unit": "varchar",
+        "currency": "varchar",
+        "effective_from": "date",
+        "list_position": "integer",
     },
     "label_aliases": {"alias_key": "varchar", "canonical_key": "varchar"},
     "label_dns_prefixes": {"dns_prefix": "varchar"},
     "platform_namespaces": {"namespace_pattern": "varchar", "match_type": "varchar"},
     "selector_mappings": {
-        "list_position": "integer", "cluster_id": "varchar", "label_key": "varchar",
-        "operator": "varchar", "label_values": "varchar", "team": "varchar",
-        "cost_center": "varchar", "application": "varchar", "effective_from": "date",
+        "list_position": "integer",
+        "cluster_id": "varchar",
+        "label_key": "varchar",
+        "operator": "varchar",
+        "label_values": "varchar",
+        "team": "varchar",
+        "cost_center": "varchar",
+        "application": "varchar",
+        "effective_from": "date",
     },
     "namespace_mappings": {
-        "cluster_id": "varchar", "namespace": "varchar", "team": "varchar",
-        "cost_center": "varchar", "application": "varchar", "effective_from": "date",
+        "cluster_id": "varchar",
+        "namespace": "varchar",
+        "team": "varchar",
+        "cost_center": "varchar",
+        "application": "varchar",
+        "effective_from": "date",
     },
     "distribution_rules": {
-        "cluster_id": "varchar", "pool": "varchar", "rule": "varchar", "basis": "varchar",
-        "hybrid_share": "double", "scope": "varchar", "include_unowned": "boolean",
+        "cluster_id": "varchar",
+        "pool": "varchar",
+        "rule": "varchar",
+        "basis": "varchar",
+        "hybrid_share": "double",
+        "scope": "varchar",
+        "include_unowned": "boolean",
         "include_platform": "boolean",
     },
     "distribution_fixed_shares": {
-        "cluster_id": "varchar", "pool": "varchar", "team": "varchar",
-        "cost_center": "varchar", "percent": "double",
+        "cluster_id": "varchar",
+        "pool": "varchar",
+        "team": "varchar",
+        "cost_center": "varchar",
+        "percent": "double",
     },
 }
 

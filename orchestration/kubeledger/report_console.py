@@ -19,16 +19,31 @@ def month_bounds(month: str) -> tuple[dt.date, dt.date]:
 
 
 def _table(echo: Echo, headers: list[str], rows: list[tuple], formats: list[str]) -> None:
-    cells = [[fmt.format(value) if value is not None else "-" for fmt, value in zip(formats, row,
-                                                                                      strict=True)]
-             for row in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
-              for i, h in enumerate(headers)]
-    echo("  " + "  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in
-                          enumerate(zip(headers, widths, strict=True))))
+    cells = [
+        [
+            fmt.format(value) if value is not None else "-"
+            for fmt, value in zip(formats, row, strict=True)
+        ]
+        for row in rows
+    ]
+    widths = [
+        max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)
+    ]
+    echo(
+        "  "
+        + "  ".join(
+            h.rjust(w) if i else h.ljust(w)
+            for i, (h, w) in enumerate(zip(headers, widths, strict=True))
+        )
+    )
     for row in cells:
-        echo("  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
-                              enumerate(zip(row, widths, strict=True))))
+        echo(
+            "  "
+            + "  ".join(
+                c.rjust(w) if i else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
 
 
 def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -> None:
@@ -49,8 +64,12 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
         """,
         args,
     ).fetchall()
-    _table(echo, ["cluster", "nodes", "node-hours", "from bill", "rate card", "estimate", "total"],
-           rows, ["{}", "{}", "{:,.0f}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:,.2f}"])
+    _table(
+        echo,
+        ["cluster", "nodes", "node-hours", "from bill", "rate card", "estimate", "total"],
+        rows,
+        ["{}", "{}", "{:,.0f}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:,.2f}"],
+    )
 
     echo(f"\nWhere the money went, {month} (fct_cluster_costs_daily):")
     rows = con.execute(
@@ -65,8 +84,21 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
         """,
         args,
     ).fetchall()
-    _table(echo, ["cluster", "direct", "workload idle", "platform", "infra idle", "unattributed",
-                  "unallocated", "total"], rows, ["{}"] + ["{:,.2f}"] * 7)
+    _table(
+        echo,
+        [
+            "cluster",
+            "direct",
+            "workload idle",
+            "platform",
+            "infra idle",
+            "unattributed",
+            "unallocated",
+            "total",
+        ],
+        rows,
+        ["{}"] + ["{:,.2f}"] * 7,
+    )
 
     echo(f"\nReconciliation, {month} (fct_reconciliation_daily):")
     rows = con.execute(
@@ -84,9 +116,19 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
         """,
         args,
     ).fetchall()
-    _table(echo, ["cluster", "cost in scope", "reconciled %", "ownership %", "match rate %",
-                  "unallocated IDs/day"], rows,
-           ["{}", "{:,.2f}", "{:.1f}", "{:.1f}", "{:.1f}", "{}"])
+    _table(
+        echo,
+        [
+            "cluster",
+            "cost in scope",
+            "reconciled %",
+            "ownership %",
+            "match rate %",
+            "unallocated IDs/day",
+        ],
+        rows,
+        ["{}", "{:,.2f}", "{:.1f}", "{:.1f}", "{:.1f}", "{}"],
+    )
 
     echo(f"\nTop teams after distribution, {month} (fct_owner_costs_daily):")
     rows = con.execute(

@@ -24,9 +24,9 @@ class DbtError(RuntimeError):
 
 
 @contextmanager
-def connect(db_path: Path | None = None, *, read_only: bool = False) -> Iterator[
-    duckdb.DuckDBPyConnection
-]:
+def connect(
+    db_path: Path | None = None, *, read_only: bool = False
+) -> Iterator[duckdb.DuckDBPyConnection]:
     path = Path(db_path) if db_path is not None else warehouse_path()
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,8 +75,10 @@ def run_dbt(
     os.environ["KUBELEDGER_DB"] = str(path)
     command = [
         *args,
-        "--project-dir", str(PROJECT_DIR),
-        "--profiles-dir", str(PROFILES_DIR),
+        "--project-dir",
+        str(PROJECT_DIR),
+        "--profiles-dir",
+        str(PROFILES_DIR),
     ]
     if dbt_vars:
         command += ["--vars", json.dumps(dbt_vars, default=str)]
@@ -100,7 +102,5 @@ def run_dbt(
         for node_result in getattr(result.result, "results", None) or []:
             if str(node_result.status) in ("error", "fail", "runtime error"):
                 failures.append(f"{node_result.node.name}: {node_result.message}")
-        raise DbtError(
-            f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"])
-        )
+        raise DbtError(f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"]))
     return result

@@ -163,13 +163,25 @@ unallocated_totals as (
 ),
 
 cluster_days as (
-    select cluster_id, usage_date from object_totals
+    select
+        cluster_id,
+        usage_date
+    from object_totals
     union
-    select cluster_id, usage_date from node_hour_totals
+    select
+        cluster_id,
+        usage_date
+    from node_hour_totals
     union
-    select cluster_id, usage_date from line_totals
+    select
+        cluster_id,
+        usage_date
+    from line_totals
     union
-    select cluster_id, usage_date from other_pricing
+    select
+        cluster_id,
+        usage_date
+    from other_pricing
 ),
 
 final as (

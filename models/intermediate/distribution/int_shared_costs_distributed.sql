@@ -87,7 +87,8 @@ pools_with_rules as (
         coalesce(own_rule.hybrid_share, any_rule.hybrid_share, 0) as hybrid_share,
         -- a pool without a node (fees, unattributed pools) spreads over its cluster at least
         case
-            when coalesce(own_rule.scope, any_rule.scope, 'cluster') = 'node'
+            when
+                coalesce(own_rule.scope, any_rule.scope, 'cluster') = 'node'
                 and pools.node is null then 'cluster'
             else coalesce(own_rule.scope, any_rule.scope, 'cluster')
         end as scope,
@@ -103,7 +104,8 @@ pools_with_rules as (
 ),
 
 active_pools as (
-    select * from pools_with_rules where rule != 'owner'
+    select * from pools_with_rules
+    where rule != 'owner'
 ),
 
 -- receivers with their basis, at each scope
@@ -151,32 +153,34 @@ receivers as (
 
 receiver_scopes as (
     {% for scope, keys in scopes.items() %}
-    select
-        '{{ scope }}' as scope,
-        {% for key in ['cluster_id', 'node'] %}
-        {% if key in keys %}{{ key }}{% else %}cast(null as {{ dbt.type_string() }}){% endif %}
-            as scope_{{ key }},
-        {% endfor %}
-        usage_date,
-        team,
-        cost_center,
-        application,
-        owner_status,
-        is_platform_receiver,
-        sum(direct_cost) as direct_cost,
-        sum(basis_cpu_cost) as basis_cpu_cost,
-        sum(basis_memory_cost) as basis_memory_cost,
-        sum(basis_storage_cost) as basis_storage_cost,
-        sum(basis_network_cost) as basis_network_cost
-    from receivers
-    group by
-        {{ keys | join(', ') }},
-        team,
-        cost_center,
-        application,
-        owner_status,
-        is_platform_receiver
-    {% if not loop.last %}union all{% endif %}
+        select
+            '{{ scope }}' as scope,
+            {% for key in ['cluster_id', 'node'] %}
+                {% if key in keys %}{{ key }}{% else %}
+                    cast(null as {{ dbt.type_string() }})
+                {% endif %}
+                    as scope_{{ key }},
+            {% endfor %}
+            usage_date,
+            team,
+            cost_center,
+            application,
+            owner_status,
+            is_platform_receiver,
+            sum(direct_cost) as direct_cost,
+            sum(basis_cpu_cost) as basis_cpu_cost,
+            sum(basis_memory_cost) as basis_memory_cost,
+            sum(basis_storage_cost) as basis_storage_cost,
+            sum(basis_network_cost) as basis_network_cost
+        from receivers
+        group by
+            {{ keys | join(', ') }},
+            team,
+            cost_center,
+            application,
+            owner_status,
+            is_platform_receiver
+        {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),
 
@@ -261,7 +265,8 @@ pool_outcomes as (
     select
         active_pools.*,
         case
-            when active_pools.rule in ('proportional', 'even') and weight_totals.total_weight is null
+            when
+                active_pools.rule in ('proportional', 'even') and weight_totals.total_weight is null
                 then 'separate'
             when active_pools.rule = 'fixed' and fixed_rule_keys.pool is null then 'separate'
             else active_pools.rule

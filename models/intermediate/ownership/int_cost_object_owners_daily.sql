@@ -93,7 +93,8 @@ dimensions as (
 ),
 
 pod_objects as (
-    select * from objects where object_kind = 'pod'
+    select * from objects
+    where object_kind = 'pod'
 ),
 
 -- 1: label selector mappings, in list order
@@ -113,9 +114,9 @@ matched_selectors as (
         on
             (
                 selector_mappings.cluster_id is null
-                or selector_mappings.cluster_id = pod_objects.cluster_id
+                or pod_objects.cluster_id = selector_mappings.cluster_id
             )
-            and selector_mappings.effective_from <= pod_objects.usage_date
+            and pod_objects.usage_date >= selector_mappings.effective_from
     left join pod_labels
         on
             pod_objects.cluster_id = pod_labels.cluster_id
@@ -222,9 +223,9 @@ namespace_mapping_candidates as (
             objects.namespace = namespace_mappings.namespace
             and (
                 namespace_mappings.cluster_id is null
-                or namespace_mappings.cluster_id = objects.cluster_id
+                or objects.cluster_id = namespace_mappings.cluster_id
             )
-            and namespace_mappings.effective_from <= objects.usage_date
+            and objects.usage_date >= namespace_mappings.effective_from
     cross join dimensions
 ),
 
@@ -312,15 +313,15 @@ final as (
         coalesce(application.owner_source, 'none') as application_source
     from objects
     {% for dimension in ['team', 'cost_center', 'application'] %}
-    left join winners as {{ dimension }}
-        on
-            objects.cluster_id = {{ dimension }}.cluster_id
-            and objects.usage_date = {{ dimension }}.usage_date
-            and objects.namespace = {{ dimension }}.namespace
-            and objects.object_kind = {{ dimension }}.object_kind
-            and objects.object_name = {{ dimension }}.object_name
-            and {{ dimension }}.owner_dimension = '{{ dimension }}'
-            and {{ dimension }}.precedence = 1
+        left join winners as {{ dimension }}
+            on
+                objects.cluster_id = {{ dimension }}.cluster_id
+                and objects.usage_date = {{ dimension }}.usage_date
+                and objects.namespace = {{ dimension }}.namespace
+                and objects.object_kind = {{ dimension }}.object_kind
+                and objects.object_name = {{ dimension }}.object_name
+                and {{ dimension }}.owner_dimension = '{{ dimension }}'
+                and {{ dimension }}.precedence = 1
     {% endfor %}
 )
 

@@ -85,19 +85,30 @@ final as (
             when lower(direct_owner_kind) = 'node' then 'StaticPod'
             when parent_owner_kind is not null then parent_owner_kind
             when direct_owner_kind is not null then direct_owner_kind
-            when {{ regexp_matches('pod', "'^.+-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
+            when
+                {{ regexp_matches('pod', "'^.+-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
                 then 'Deployment'
-            when {{ regexp_matches('pod', "'^.+-[0-9]{8}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }} then 'CronJob'
+            when
+                {{ regexp_matches('pod', "'^.+-[0-9]{8}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
+                then 'CronJob'
             when {{ regexp_matches('pod', "'^.+-[0-9]+$'") }} then 'StatefulSet'
-            when {{ regexp_matches('pod', "'^.+-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }} then 'DaemonSet'
+            when
+                {{ regexp_matches('pod', "'^.+-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
+                then 'DaemonSet'
             else 'Pod'
         end as workload_kind,
         case
             when lower(direct_owner_kind) = 'node' then pod
             when parent_owner_name is not null then parent_owner_name
             when direct_owner_name is not null then direct_owner_name
-            when {{ regexp_matches('pod', "'^.+-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
-                then regexp_extract(pod, '^(.+)-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$', 1)
+            when
+                {{ regexp_matches('pod', "'^.+-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
+                then
+                    regexp_extract(
+                        pod,
+                        '^(.+)-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$',
+                        1
+                    )
             when {{ regexp_matches('pod', "'^.+-[0-9]{8}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
                 then regexp_extract(pod, '^(.+)-[0-9]{8}-[bcdfghjklmnpqrstvwxz24-9]{5}$', 1)
             when {{ regexp_matches('pod', "'^.+-[0-9]+$'") }}
@@ -108,7 +119,8 @@ final as (
         end as workload_name,
         case
             when direct_owner_kind is not null then 'owner_reference'
-            when {{ regexp_matches('pod', "'^.+-([bcdfghjklmnpqrstvwxz24-9]{9,10}-)?[bcdfghjklmnpqrstvwxz24-9]{5}$|^.+-[0-9]+$'") }}
+            when
+                {{ regexp_matches('pod', "'^.+-([bcdfghjklmnpqrstvwxz24-9]{9,10}-)?[bcdfghjklmnpqrstvwxz24-9]{5}$|^.+-[0-9]+$'") }}
                 then 'pod_name_fallback'
             else 'bare_pod'
         end as workload_source

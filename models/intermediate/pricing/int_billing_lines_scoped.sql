@@ -128,14 +128,17 @@ matched as (
 linked_clusters as (
     select
         clusters.cluster_id,
-        exists (
-            select 1 from link_accounts where link_accounts.cluster_id = clusters.cluster_id
+        exists(
+            select 1 from link_accounts
+            where link_accounts.cluster_id = clusters.cluster_id
         ) as has_accounts,
-        exists (
-            select 1 from link_tags where link_tags.cluster_id = clusters.cluster_id
+        exists(
+            select 1 from link_tags
+            where link_tags.cluster_id = clusters.cluster_id
         ) as has_tags,
-        exists (
-            select 1 from link_patterns where link_patterns.cluster_id = clusters.cluster_id
+        exists(
+            select 1 from link_patterns
+            where link_patterns.cluster_id = clusters.cluster_id
         ) as has_patterns
     from clusters
     where clusters.has_billing_link

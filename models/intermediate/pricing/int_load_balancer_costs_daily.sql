@@ -75,12 +75,13 @@ rate_card_candidates as (
         services.load_balancer_id,
         lb_prices.price,
         row_number() over (
-            partition by cluster_days.cluster_id, cluster_days.usage_date, services.namespace,
-            services.service
+            partition by
+                cluster_days.cluster_id, cluster_days.usage_date, services.namespace,
+                services.service
             order by
                 case when lb_prices.selector = '*' then 1 else 0 end,
                 lb_prices.effective_from desc,
-                lb_prices.list_position
+                lb_prices.list_position asc
         ) as precedence
     from cluster_days
     inner join clusters on cluster_days.cluster_id = clusters.cluster_id
@@ -88,7 +89,7 @@ rate_card_candidates as (
     left join lb_prices
         on
             cluster_days.cluster_id = lb_prices.cluster_id
-            and lb_prices.effective_from <= cluster_days.usage_date
+            and cluster_days.usage_date >= lb_prices.effective_from
             and lb_prices.selector in (
                 services.load_balancer_id, services.namespace || '/' || services.service, '*'
             )

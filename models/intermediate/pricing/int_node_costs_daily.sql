@@ -191,7 +191,7 @@ last_instance_rate as (
         on
             unbilled_node_days.cluster_id = observed_rates.cluster_id
             and unbilled_node_days.match_key = observed_rates.match_key
-            and observed_rates.charge_date < unbilled_node_days.usage_date
+            and unbilled_node_days.usage_date > observed_rates.charge_date
 ),
 
 -- (2) the median hourly rate of the same instance type, purchase option and region over the
@@ -215,7 +215,7 @@ type_median_rate as (
             last_instance_rate.instance_type = observed_rates.instance_type
             and last_instance_rate.pricing_category = observed_rates.pricing_category
             and last_instance_rate.region = observed_rates.region
-            and observed_rates.charge_date < unbilled_node_days.usage_date
+            and unbilled_node_days.usage_date > observed_rates.charge_date
             and observed_rates.charge_date >= {{ dbt.dateadd(
                 'day', '-settings.estimate_lookback_days', 'unbilled_node_days.usage_date'
             ) }}

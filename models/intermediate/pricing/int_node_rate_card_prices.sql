@@ -64,7 +64,7 @@ candidates as (
             node_days.cluster_id = prices.cluster_id
             and prices.selector_type = 'node'
             and node_days.node = prices.selector
-            and prices.effective_from <= node_days.usage_date
+            and node_days.usage_date >= prices.effective_from
     union all
     select
         node_days.cluster_id,
@@ -90,7 +90,7 @@ candidates as (
             label_selectors.cluster_id = prices.cluster_id
             and label_selectors.selector = prices.selector
             and prices.selector_type = 'label'
-            and prices.effective_from <= node_days.usage_date
+            and node_days.usage_date >= prices.effective_from
 ),
 
 in_effect as (

@@ -130,16 +130,16 @@ rate_card_candidates as (
                     else 2
                 end,
                 volume_prices.effective_from desc,
-                volume_prices.list_position
+                volume_prices.list_position asc
         ) as precedence
     from volume_days
     inner join clusters on volume_days.cluster_id = clusters.cluster_id
     left join volume_prices
         on
             volume_days.cluster_id = volume_prices.cluster_id
-            and volume_prices.effective_from <= volume_days.usage_date
+            and volume_days.usage_date >= volume_prices.effective_from
             and (
-                volume_prices.selector = volume_days.pv_name
+                volume_days.pv_name = volume_prices.selector
                 or volume_prices.selector = 'storageclass=' || volume_days.storageclass
                 or volume_prices.selector = '*'
             )

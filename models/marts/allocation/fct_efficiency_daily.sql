@@ -46,19 +46,19 @@ rollups as (
         ('team', 'team'),
         ('cluster', 'cluster_id'),
     ] %}
-    select
-        cluster_id,
-        usage_date,
-        '{{ level }}' as rollup_level,
-        {{ key }} as rollup_key,
-        sum(cpu_cost) as cpu_cost,
-        sum(memory_cost) as memory_cost,
-        sum(cpu_efficiency * cpu_cost) as weighted_cpu_efficiency,
-        sum(memory_efficiency * memory_cost) as weighted_memory_efficiency,
-        sum(workload_idle_cost) as waste_cost
-    from pod_efficiency
-    group by cluster_id, usage_date, {{ key }}
-    {% if not loop.last %}union all{% endif %}
+        select
+            cluster_id,
+            usage_date,
+            '{{ level }}' as rollup_level,
+            {{ key }} as rollup_key,
+            sum(cpu_cost) as cpu_cost,
+            sum(memory_cost) as memory_cost,
+            sum(cpu_efficiency * cpu_cost) as weighted_cpu_efficiency,
+            sum(memory_efficiency * memory_cost) as weighted_memory_efficiency,
+            sum(workload_idle_cost) as waste_cost
+        from pod_efficiency
+        group by cluster_id, usage_date, {{ key }}
+        {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),
 

@@ -62,7 +62,9 @@ out_of_scope as (
         billing_lines.charge_date,
         case
             when billing_lines.is_split_cost_row then 'eks_split_cost'
-            when billing_lines.charge_category != 'usage' or not billing_lines.counts_as_resource_cost
+            when
+                billing_lines.charge_category != 'usage'
+                or not billing_lines.counts_as_resource_cost
                 then 'account_level'
             when billing_lines.is_data_transfer then 'data_transfer'
             when kubernetes_tagged.billing_line_id is not null then 'billed_no_agent'

@@ -78,7 +78,7 @@ ledger_rows as (
             when owner_rule_clusters.is_owner_rule then owner_costs.workload_idle_cost else 0
         end as workload_idle_cost,
         {% for pool in pools %}
-        0.0 as {{ pool }}_share_cost,
+            0.0 as {{ pool }}_share_cost,
         {% endfor %}
         0.0 as unallocated_cost
     from owner_costs
@@ -95,7 +95,7 @@ ledger_rows as (
         0.0 as direct_cost,
         0.0 as workload_idle_cost,
         {% for pool in pools %}
-        case when pool = '{{ pool }}' then share_cost else 0 end as {{ pool }}_share_cost,
+            case when pool = '{{ pool }}' then share_cost else 0 end as {{ pool }}_share_cost,
         {% endfor %}
         0.0 as unallocated_cost
     from shares
@@ -111,7 +111,7 @@ ledger_rows as (
         0.0 as direct_cost,
         0.0 as workload_idle_cost,
         {% for pool in pools %}
-        0.0 as {{ pool }}_share_cost,
+            0.0 as {{ pool }}_share_cost,
         {% endfor %}
         unallocated_cost
     from unallocated
@@ -129,13 +129,14 @@ final as (
         sum(direct_cost) as direct_cost,
         sum(workload_idle_cost) as workload_idle_cost,
         {% for pool in pools %}
-        sum({{ pool }}_share_cost) as {{ pool }}_share_cost,
+            sum({{ pool }}_share_cost) as {{ pool }}_share_cost,
         {% endfor %}
         sum(unallocated_cost) as unallocated_cost,
         sum(
             direct_cost
             + workload_idle_cost
-            {% for pool in pools %}+ {{ pool }}_share_cost{% endfor %}
+            {% for pool in pools %}+ {{ pool }}_share_cost
+                {% endfor %}
             + unallocated_cost
         ) as total_cost
     from ledger_rows
@@ -149,8 +150,10 @@ final as (
         owner_status
     -- a platform pod's owner row carries nothing (its cost is in the platform pool)
     having
-        sum(abs(direct_cost) + abs(workload_idle_cost) + abs(unallocated_cost)
-        {% for pool in pools %}+ abs({{ pool }}_share_cost){% endfor %}) > 0
+        sum(
+            abs(direct_cost) + abs(workload_idle_cost) + abs(unallocated_cost)
+            {% for pool in pools %}                + abs({{ pool }}_share_cost)                                {% endfor %}
+        ) > 0
 )
 
 select * from final

@@ -72,7 +72,7 @@ unallocated_ranked as (
     select
         *,
         row_number() over (
-            partition by cluster_id, usage_date order by unallocated_cost desc, resource_key
+            partition by cluster_id, usage_date order by unallocated_cost desc, resource_key asc
         ) as cost_rank
     from unallocated
 ),
@@ -126,7 +126,8 @@ final as (
         cast(coalesce(match_rates.nodes_priced_from_bill, 0) as bigint) as nodes_priced_from_bill,
         case
             when not coalesce(match_rates.is_rate_card_cluster, false)
-                then {{ safe_divide('match_rates.nodes_priced_from_bill', 'match_rates.nodes_ran') }}
+                then
+                    {{ safe_divide('match_rates.nodes_priced_from_bill', 'match_rates.nodes_ran') }}
         end as match_rate,
         case
             when coalesce(match_rates.is_rate_card_cluster, false) then true

@@ -176,6 +176,11 @@ def correct_month(
         slices = read_slices(con, month)
         if not slices:
             raise CloseError(f"month {month} has no slices in the warehouse now; is it built?")
+        if slices[0]["as_of_date"] != as_of:
+            raise CloseError(
+                f"the close models of {month} were built as of {slices[0]['as_of_date']}, "
+                f"not {as_of:%Y-%m-%d}; build them as of the correction date (run_dbt=True)"
+            )
         if not slices[0]["is_past_deadline"]:
             _refuse_missing_days(month, slices, action="correct")
             _refuse_blocked(month, slices, action="correct")

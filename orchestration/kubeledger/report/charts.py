@@ -61,7 +61,8 @@ def _layout(fig: go.Figure, *, height: int = 380, money: str | None = None,
         height=height,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         font={"family": FONT, "size": 12, "color": "#2D3748"},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": None},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": None,
+                "traceorder": "normal"},
         showlegend=legend,
         hoverlabel={"font": {"family": FONT}},
         paper_bgcolor="rgba(0,0,0,0)",
@@ -172,8 +173,7 @@ def efficiency_chart(teams: pd.DataFrame, symbol: str) -> go.Figure:
     efficiency = frame["total_efficiency"].fillna(0.0)
     fig.add_bar(
         y=frame["team"], x=efficiency, orientation="h",
-        marker={"color": efficiency, "colorscale": [[0, "#E45756"], [0.5, "#EECA3B"],
-                                                    [1, "#54A24B"]], "cmin": 0, "cmax": 1},
+        marker_color=[efficiency_colour(value) for value in efficiency],
         text=[f"{e:.0%} · waste {symbol}{w:,.0f}" for e, w in
               zip(efficiency, frame["waste_cost"], strict=True)],
         textposition="auto",
@@ -183,6 +183,19 @@ def efficiency_chart(teams: pd.DataFrame, symbol: str) -> go.Figure:
     )
     fig.update_xaxes(tickformat=".0%", range=[0, 1.05])
     return _layout(fig, height=max(220, 38 * len(frame) + 80), legend=False)
+
+
+def efficiency_colour(value: float) -> str:
+    """Red at 0%, amber at 50%, green at 100% (explicit colours: plotly picks the text colour
+    inside a bar from the bar's colour, which it cannot do for a colour scale)."""
+    stops = [(0.0, (0xE4, 0x57, 0x56)), (0.5, (0xEE, 0xCA, 0x3B)), (1.0, (0x54, 0xA2, 0x4B))]
+    value = min(max(float(value), 0.0), 1.0)
+    for (low, low_rgb), (high, high_rgb) in zip(stops, stops[1:], strict=False):
+        if value <= high:
+            weight = (value - low) / (high - low)
+            rgb = [round(a + (b - a) * weight) for a, b in zip(low_rgb, high_rgb, strict=True)]
+            return "#" + "".join(f"{channel:02X}" for channel in rgb)
+    return "#54A24B"
 
 
 def unallocated_chart(unallocated: pd.DataFrame, symbol: str) -> go.Figure:
@@ -208,7 +221,7 @@ def unallocated_chart(unallocated: pd.DataFrame, symbol: str) -> go.Figure:
         )
     fig.update_layout(barmode="stack")
     fig.update_xaxes(tickprefix=symbol, tickformat=",.2f")
-    return _layout(fig, height=max(220, 26 * len(frame) + 90))
+    return _layout(fig, height=max(170, 30 * len(frame) + 110))
 
 
 def _short(resource_id: str, width: int = 42) -> str:
@@ -241,7 +254,7 @@ def health_chart(daily: pd.DataFrame) -> go.Figure:
         fig.add_scatter(x=[None], y=[None], mode="markers", name=state,
                         marker={"size": 10, "color": colour, "symbol": "square"})
     fig.update_xaxes(tickformat="%b %d", showgrid=False)
-    fig.update_yaxes(showgrid=False)
+    fig.update_yaxes(showgrid=False, autorange="reversed")
     return _layout(fig, height=max(200, 44 * len(pivot.index) + 100))
 
 
@@ -252,19 +265,21 @@ def close_chart(close_status: pd.DataFrame) -> go.Figure:
         return _layout(fig, legend=False)
     frame = close_status.sort_values(["cluster_id", "cost_family"])
     labels = [f"{row.cluster_id} · {row.cost_family}" for row in frame.itertuples()]
-    drift = [(_float(f) - 1.0) * 100 if f is not None and not pd.isna(f) else 0.0
-             for f in frame["factor"]]
+    factors = [_float(f) if f is not None and not pd.isna(f) else None for f in frame["factor"]]
+    drift = [(f - 1.0) * 100 if f is not None else 0.0 for f in factors]
     fig.add_bar(
-        x=labels, y=drift,
+        y=labels, x=drift, orientation="h",
         marker_color=[CLOSE_COLOURS.get(str(s), "#999999") for s in frame["close_status"]],
-        customdata=list(zip(frame["close_status"], [_float(f) for f in frame["factor"]],
-                            strict=True)),
-        hovertemplate="%{x}<br>factor %{customdata[1]:.6f} (%{y:+.3f}%)<br>"
+        customdata=[[str(s), f if f is not None else float("nan")]
+                    for s, f in zip(frame["close_status"], factors, strict=True)],
+        hovertemplate="%{y}<br>factor %{customdata[1]:.6f} (%{x:+.4f}%)<br>"
                       "%{customdata[0]}<extra></extra>",
     )
     for line in (0.5, -0.5):
-        fig.add_hline(y=line, line_dash="dot", line_color="#E45756", opacity=0.6)
+        fig.add_vline(x=line, line_dash="dot", line_color="#E45756", opacity=0.6)
     limit = max([0.75] + [abs(d) * 1.2 for d in drift])
-    fig.update_yaxes(ticksuffix="%", range=[-limit, limit], zeroline=True,
-                     zerolinecolor="#A0AEC0")
-    return _layout(fig, height=320, legend=False)
+    fig.update_xaxes(ticksuffix="%", range=[-limit, limit], zeroline=True,
+                     zerolinecolor="#A0AEC0", title_text="factor − 1 (drift above ±0.5% is "
+                     "reported)")
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, height=max(200, 26 * len(frame) + 110), legend=False)

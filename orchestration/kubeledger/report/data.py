@@ -106,28 +106,98 @@ def _dec(value: Any) -> Decimal:
 # --- the bill -----------------------------------------------------------------------------
 
 
+LINE_COLUMNS = ["bill_state", "bill_id", "cluster_id", "cost_family", "line_key", "line_id",
+                "is_unassigned", "estimated_cost", "billed_cost", "correction_delta_cost",
+                "corrected_billed_cost", "target_cost", "factor", "is_reconciled", "basis",
+                "close_status", "is_carry_cent"]
+
+SEALED_LINES_SQL = """
+with corrections as (
+    select bill_id, line_id, min(cluster_id) as cluster_id, min(cost_family) as cost_family,
+           min(line_key) as line_key, sum(delta_cost) as delta_cost
+    from {corrections}
+    where bill_month = ?
+    group by bill_id, line_id
+),
+lines as (
+    select
+        coalesce(sealed_lines.bill_id, corrections.bill_id) as bill_id,
+        coalesce(sealed_lines.cluster_id, corrections.cluster_id) as cluster_id,
+        coalesce(sealed_lines.cost_family, corrections.cost_family) as cost_family,
+        coalesce(sealed_lines.line_key, corrections.line_key) as line_key,
+        coalesce(sealed_lines.line_id, corrections.line_id) as line_id,
+        coalesce(sealed_lines.is_unassigned, corrections.line_key = '__unassigned__')
+            as is_unassigned,
+        coalesce(sealed_lines.estimated_cost, 0) as estimated_cost,
+        coalesce(sealed_lines.billed_cost, 0) as billed_cost,
+        coalesce(corrections.delta_cost, 0) as correction_delta_cost,
+        coalesce(sealed_lines.is_carry_cent, false) as is_carry_cent
+    from (select * from sealed.sealed_bill_lines where bill_month = ?) as sealed_lines
+    full outer join corrections
+        on sealed_lines.bill_id = corrections.bill_id
+        and sealed_lines.line_id = corrections.line_id
+)
+select
+    'sealed' as bill_state, lines.bill_id, lines.cluster_id, lines.cost_family, lines.line_key,
+    lines.line_id, lines.is_unassigned, lines.estimated_cost, lines.billed_cost,
+    cast(lines.correction_delta_cost as decimal(38, 2)) as correction_delta_cost,
+    cast(lines.billed_cost + lines.correction_delta_cost as decimal(38, 2))
+        as corrected_billed_cost,
+    slices.target_cost, slices.factor, slices.is_reconciled, slices.basis,
+    slices.close_status, lines.is_carry_cent
+from lines
+left join sealed.sealed_bill_clusters as slices
+    on slices.bill_month = ?
+    and lines.cluster_id = slices.cluster_id
+    and lines.cost_family = slices.cost_family
+order by lines.cluster_id, lines.cost_family, lines.line_id
+"""
+
+# Before the first correction table exists: no corrections.
+NO_CORRECTIONS = """(
+    select null::varchar as bill_id, null::varchar as line_id, null::varchar as bill_month,
+           null::varchar as cluster_id, null::varchar as cost_family, null::varchar as line_key,
+           0::decimal(38, 2) as delta_cost
+    where false
+) as no_corrections"""
+
+
+def is_sealed(con: duckdb.DuckDBPyConnection, month: str) -> bool:
+    """Whether the sealed store holds a bill for `month`."""
+    if not all(relation_exists(con, "sealed", t)
+               for t in ("sealed_bills", "sealed_bill_lines", "sealed_bill_clusters")):
+        return False
+    row = con.execute("select count(*) from sealed.sealed_bills where bill_month = ?",
+                      [month]).fetchone()
+    return bool(row and row[0])
+
+
 def _bill_lines(con: duckdb.DuckDBPyConnection, month: str) -> pd.DataFrame:
+    """The sealed lines (with their corrections) of a sealed month, else the draft."""
+    if is_sealed(con, month):
+        corrections = (
+            "sealed.correction_bill_lines"
+            if relation_exists(con, "sealed", "correction_bill_lines")
+            else NO_CORRECTIONS
+        )
+        rows = _rows(con, SEALED_LINES_SQL.format(corrections=corrections),
+                     [month, month, month])
+        return pd.DataFrame(rows, columns=LINE_COLUMNS)
     if not relation_exists(con, "marts", "fct_bill_lines_monthly"):
         raise ReportError(
             "marts.fct_bill_lines_monthly is not in the warehouse: run `kubeledger build` first"
         )
     rows = _rows(
         con,
-        """
-        select bill_state, bill_id, cluster_id, cost_family, line_key, line_id, is_unassigned,
-               estimated_cost, billed_cost, correction_delta_cost, corrected_billed_cost,
-               target_cost, factor, is_reconciled, basis, close_status, is_carry_cent
+        f"""
+        select {", ".join(LINE_COLUMNS)}
         from marts.fct_bill_lines_monthly
         where bill_month = ?
         order by cluster_id, cost_family, line_id
         """,
         [month],
     )
-    columns = ["bill_state", "bill_id", "cluster_id", "cost_family", "line_key", "line_id",
-               "is_unassigned", "estimated_cost", "billed_cost", "correction_delta_cost",
-               "corrected_billed_cost", "target_cost", "factor", "is_reconciled", "basis",
-               "close_status", "is_carry_cent"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=LINE_COLUMNS)
 
 
 def _currency(con: duckdb.DuckDBPyConnection, month: str) -> str:
@@ -171,34 +241,43 @@ def _bill_status(slices: pd.DataFrame) -> str:
     return "partial" if reconciled.any() else "none"
 
 
-def _bridge(con: duckdb.DuckDBPyConnection, month: str, lines: pd.DataFrame
+def _bridge(con: duckdb.DuckDBPyConnection, month: str, lines: pd.DataFrame, sealed: bool
             ) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
-    """Per cluster and family: estimate → factor → billed, and the close status rows."""
-    columns = ["cluster_id", "cost_family", "estimated_cost", "invoice_cost", "target_cost",
-               "billed_cost", "factor", "basis", "is_reconciled", "close_status", "reason",
-               "link_state", "days_due", "days_missing", "missing_dates", "deadline_date",
-               "closable_from_date", "has_factor_drift", "has_pending_correction", "anomaly"]
-    for schema, table, source in (
-        ("marts", "fct_bill_close_status", "marts.fct_bill_close_status"),
-        ("sealed", "sealed_bill_clusters", "sealed.sealed_bill_clusters"),
-    ):
+    """Per cluster and family: estimate → factor → billed, and the close status rows.
+
+    A sealed month reads the slices as sealed: from fct_bill_close_status when it already
+    shows the seal (it then also says whether a correction is pending), else straight from
+    sealed.sealed_bill_clusters. An open month reads fct_bill_close_status's draft.
+    """
+    columns = ["bill_state", "cluster_id", "cost_family", "estimated_cost", "invoice_cost",
+               "target_cost", "billed_cost", "factor", "basis", "is_reconciled", "close_status",
+               "reason", "link_state", "days_due", "days_missing", "missing_dates",
+               "deadline_date", "closable_from_date", "has_factor_drift",
+               "has_pending_correction", "anomaly"]
+    wanted_state = "sealed" if sealed else "draft"
+    candidates = [("marts", "fct_bill_close_status", columns)]
+    if sealed:
+        candidates.append((
+            "sealed", "sealed_bill_clusters",
+            ["'sealed' as bill_state" if c == "bill_state" else c
+             for c in columns if c != "has_pending_correction"],
+        ))
+    for schema, table, wanted in candidates:
         if not relation_exists(con, schema, table):
             continue
-        wanted = columns if table == "fct_bill_close_status" else [
-            c for c in columns if c != "has_pending_correction"
-        ]
         try:
             rows = _rows(
                 con,
-                f"select {', '.join(wanted)} from {source} where bill_month = ? "
+                f"select {', '.join(wanted)} from {schema}.{table} where bill_month = ? "
                 "order by cluster_id, cost_family",
                 [month],
             )
         except duckdb.Error:
             continue
+        rows = [row for row in rows if row["bill_state"] == wanted_state]
         if rows:
-            frame = pd.DataFrame(rows, columns=wanted)
-            return frame, source, frame
+            frame = pd.DataFrame(rows)
+            return frame, f"{schema}.{table}", frame
     # Neither the close status nor a seal: the bridge from the lines themselves.
     if lines.empty:
         return pd.DataFrame(columns=columns), "marts.fct_bill_lines_monthly", None
@@ -469,7 +548,10 @@ def _health(con: duckdb.DuckDBPyConnection, args: list[Any]
                count(*) filter (where not coalesce(is_match_rate_healthy, true)) as attention_days,
                sum(reconciled_pct * cost_in_scope) / nullif(sum(cost_in_scope), 0)
                    as reconciled_pct,
-               sum(nodes_priced_from_bill) / nullif(sum(nodes_ran), 0) as match_rate,
+               -- rate-card clusters have no match rate (null), not 0%
+               sum(nodes_priced_from_bill) filter (where match_rate is not null)
+                   / nullif(sum(nodes_ran) filter (where match_rate is not null), 0)
+                   as match_rate,
                count(*) filter (where not has_usage) as days_without_usage,
                count(*) filter (where not has_billing) as days_without_billing
         from marts.fct_reconciliation_daily
@@ -503,7 +585,8 @@ def load_report_data(con: duckdb.DuckDBPyConnection, month: str, *, top: int = 2
     first, last = parse_month(month)
     args = [first, last]
     lines = _bill_lines(con, month)
-    bridge, bridge_source, close_status = _bridge(con, month, lines)
+    sealed = bool(len(lines)) and (lines["bill_state"] == "sealed").all()
+    bridge, bridge_source, close_status = _bridge(con, month, lines, sealed)
     data = ReportData(
         month=month,
         first_day=first,
