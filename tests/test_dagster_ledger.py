@@ -171,21 +171,17 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
     assert health.success, step_failures(health)
     rows = query(
         db,
-        "select cluster_id, failed_expectations, failed_expectation_rows, "
-        "failed_expectation_list, needs_attention, repair_window, days_ago "
-        "from marts.fct_data_health_daily where usage_date = date '2026-10-03' order by 1",
+        "select cluster_id, has_usage, has_billing, failed_expectations, "
+        "failed_expectation_rows, failed_expectation_list, needs_attention, repair_window, "
+        "days_ago from marts.fct_data_health_daily where usage_date = date '2026-10-03' "
+        "order by 1",
     )
+    # Oct 3 is not billed yet (the fleet's exports end on Oct 2): both need attention; only
+    # eks-prod has a failed expectation, on the one bad row
+    failed = "koku_pod_usage: pod_usage_cpu_core_seconds is not negative"
     assert rows == [
-        (
-            "eks-prod",
-            1,
-            1,
-            "koku_pod_usage: pod_usage_cpu_core_seconds is not negative",
-            True,
-            "automatic",
-            5,
-        ),
-        ("gke-analytics", 0, 0, None, False, "automatic", 5),
+        ("eks-prod", True, False, 1, 1, failed, True, "automatic", 5),
+        ("gke-analytics", True, False, 0, 0, None, True, "automatic", 5),
     ]
 
 

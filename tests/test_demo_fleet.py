@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kubeledger.generate import generate_fleet
+from kubeledger.warehouse import run_dbt
 from tests.oracle import expected_node_compute_cost
 from tests.warehouse_builder import build_warehouse, query
 
@@ -139,3 +140,11 @@ def test_reconciliation_is_complete_for_billed_october(fleet):
         assert complete, cluster
         if cluster != "onprem-dc1":
             assert match_rate == 1.0, cluster
+
+
+def test_dbt_unit_tests_pass(fleet):
+    """Every `unit_tests:` case of the project (hand-computed formulas), on a built warehouse."""
+    _, db = fleet
+    result = run_dbt(["test", "--select", "test_type:unit"], db_path=db)
+    assert len(result.result.results) >= 40
+    assert all(str(r.status) == "pass" for r in result.result.results)

@@ -117,7 +117,8 @@ def run_build(
     if reattribute_month:
         dbt_vars["reattribute_month"] = reattribute_month
     run_dbt(["seed", "--quiet"], dbt_vars=dbt_vars)
-    args = ["build"]
+    # Unit tests are the test suite's (`make test`); a build runs models and data tests.
+    args = ["build", "--exclude", "resource_type:unit_test"]
     if full_refresh:
         args.append("--full-refresh")
     if select:

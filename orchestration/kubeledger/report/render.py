@@ -570,7 +570,8 @@ main { max-width: 1320px; margin: 0 auto; padding: 24px 32px 60px; }
 .tile.primary { border-color: #A3BFDC; box-shadow: 0 1px 0 #A3BFDC inset; }
 .tile-label { color: var(--muted); font-size: 12px; text-transform: uppercase;
   letter-spacing: .05em; }
-.tile-value { font-size: 24px; font-weight: 650; margin: 2px 0; font-variant-numeric: tabular-nums; }
+.tile-value { font-size: 24px; font-weight: 650; margin: 2px 0;
+  font-variant-numeric: tabular-nums; }
 .tile.good .tile-value { color: var(--good); } .tile.warn .tile-value { color: var(--warn); }
 .tile-note { color: var(--muted); font-size: 12px; }
 .card { background: var(--card); border:1px solid var(--line); border-radius: 14px;

@@ -1,0 +1,249 @@
+"""What each benchmark stage does, run in a child process of its own.
+
+    python -m kubeledger.bench.stages STAGE SPEC_JSON RESULT_JSON
+
+SPEC_JSON is a `StageSpec` written by the runner; the stage writes its facts (rows, sub-step
+timings) to RESULT_JSON. The runner measures the wall time and peak memory from outside.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+CLOSE_MONTH = "2026-10"
+CLOSE_AS_OF = dt.date(2026, 11, 20)
+START_DATE = dt.date(2026, 10, 1)
+# The models a daily run rebuilds by day, and everything built on them.
+INCREMENTAL_SELECTOR = "config.materialized:incremental+"
+# The pod-usage reports the generator writes (the loader recognises them by header; the
+# baseline query only needs a glob).
+POD_USAGE_GLOB = "usage/*/*/*_openshift_usage_report.0.csv*"
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """Where one fleet's files live and how big it is."""
+
+    work_dir: str
+    nodes: int
+    days: int
+    pods_per_node: int
+    clusters: int
+    seed: int = 7
+
+    @property
+    def fleet_dir(self) -> Path:
+        return Path(self.work_dir) / "fleet"
+
+    @property
+    def landing(self) -> Path:
+        return self.fleet_dir / "landing"
+
+    @property
+    def config(self) -> Path:
+        return self.fleet_dir / "kubeledger.yml"
+
+    @property
+    def db(self) -> Path:
+        return Path(self.work_dir) / "kubeledger.duckdb"
+
+    @property
+    def target_path(self) -> Path:
+        return Path(self.work_dir) / "target"
+
+    @property
+    def incremental_day(self) -> dt.date:
+        """The last day with usage: what the daily schedule would run."""
+        return START_DATE + dt.timedelta(days=self.days - 1)
+
+    def environment(self) -> dict[str, str]:
+        """The variables every stage runs under (warehouse, configuration, dbt artifacts)."""
+        return {
+            "KUBELEDGER_DB": str(self.db),
+            "KUBELEDGER_CONFIG": str(self.config),
+            "KUBELEDGER_TARGET": "duckdb",
+            "DBT_TARGET_PATH": str(self.target_path),
+            "DBT_LOG_PATH": str(Path(self.work_dir) / "logs"),
+        }
+
+
+def _timed(steps: dict[str, float], name: str, action: Callable[[], Any]) -> Any:
+    started = time.perf_counter()
+    value = action()
+    steps[name] = round(time.perf_counter() - started, 3)
+    return value
+
+
+def _count(db: Path, sql: str, params: list[Any] | None = None) -> int:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return int(con.execute(sql, params or []).fetchone()[0] or 0)
+
+
+def _keep_run_results(spec: StageSpec, stage: str) -> None:
+    """dbt overwrites target/run_results.json on every command: keep this stage's copy."""
+    source = spec.target_path / "run_results.json"
+    if source.exists():
+        shutil.copy(source, Path(spec.work_dir) / f"run_results-{stage}.json")
+
+
+def generate(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.generate import generate_fleet
+
+    summary = generate_fleet(
+        spec.fleet_dir,
+        seed=spec.seed,
+        clusters=spec.clusters,
+        nodes=spec.nodes,
+        days=spec.days,
+        start_date=START_DATE,
+        pods_per_node=spec.pods_per_node,
+    )
+    return {
+        "rows": summary["pod_usage_rows"],
+        "rows_what": "pod-hours written (operator pod reports)",
+        "files": summary["files"],
+        "bytes": summary["bytes"],
+    }
+
+
+def load(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.config import load_config
+    from kubeledger.load import load_landing
+    from kubeledger.warehouse import prepare_warehouse
+
+    if spec.db.exists():
+        spec.db.unlink()
+    steps: dict[str, float] = {}
+    _timed(steps, "prepare", lambda: prepare_warehouse(spec.db, load_config(spec.config)))
+    summary = _timed(steps, "load_landing", lambda: load_landing(spec.db, spec.landing))
+    return {
+        "rows": summary.rows_loaded,
+        "rows_what": "raw rows loaded (all landing files)",
+        "rows_quarantined": summary.rows_quarantined,
+        "steps": steps,
+        "db_bytes": spec.db.stat().st_size,
+    }
+
+
+def build(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.warehouse import prepare_warehouse, run_dbt
+
+    steps: dict[str, float] = {}
+    _timed(steps, "prepare", lambda: prepare_warehouse(spec.db))
+    _timed(steps, "dbt seed", lambda: run_dbt(["seed", "--quiet"], db_path=spec.db))
+    _timed(
+        steps,
+        "dbt build",
+        lambda: run_dbt(["build", "--exclude", "resource_type:unit_test"], db_path=spec.db),
+    )
+    _keep_run_results(spec, "build")
+    return {
+        "rows": _count(spec.db, "select count(*) from intermediate.int_pod_hours_allocated"),
+        "rows_what": "pod-hours allocated (int_pod_hours_allocated)",
+        "steps": steps,
+        "db_bytes": spec.db.stat().st_size,
+    }
+
+
+def close(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.close.closer import DbtProject, close_month
+
+    project = DbtProject(
+        target_path=spec.target_path / "close", log_path=Path(spec.work_dir) / "logs"
+    )
+    result = close_month(spec.db, CLOSE_MONTH, CLOSE_AS_OF, project=project)
+    source = project.target_path / "run_results.json"
+    if source.exists():
+        shutil.copy(source, Path(spec.work_dir) / "run_results-close.json")
+    bill = result.bill
+    return {
+        "rows": bill.line_count,
+        "rows_what": f"bill lines sealed ({CLOSE_MONTH}, as of {CLOSE_AS_OF})",
+        "bill_status": bill.bill_status,
+        "target_cost": str(bill.target_cost),
+        "billed_cost": str(bill.billed_cost),
+        "estimated_clusters": bill.estimated_clusters,
+    }
+
+
+def incremental(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.warehouse import run_dbt
+
+    day = spec.incremental_day.isoformat()
+    steps: dict[str, float] = {}
+    _timed(
+        steps,
+        "dbt build (one day)",
+        lambda: run_dbt(
+            ["build", "--select", INCREMENTAL_SELECTOR, "--exclude", "resource_type:unit_test"],
+            db_path=spec.db,
+            dbt_vars={"start_date": day, "end_date": day},
+        ),
+    )
+    _keep_run_results(spec, "incremental")
+    return {
+        "rows": _count(
+            spec.db,
+            "select count(*) from intermediate.int_pod_hours_allocated where usage_date = ?",
+            [spec.incremental_day],
+        ),
+        "rows_what": f"pod-hours of {day} re-allocated",
+        "steps": steps,
+    }
+
+
+def baseline(spec: StageSpec) -> dict[str, Any]:
+    """One query over the same pod-usage files: CPU usage per namespace."""
+    pattern = str(spec.landing / POD_USAGE_GLOB).replace("'", "''")
+    with duckdb.connect() as con:
+        rows = con.execute(
+            f"""
+            select namespace, sum(pod_usage_cpu_core_seconds) as cpu_core_seconds,
+                count(*) as pod_hours
+            from read_csv('{pattern}', header = true)
+            group by namespace
+            """
+        ).fetchall()
+    return {
+        "rows": sum(row[2] for row in rows),
+        "rows_what": "pod-usage rows read (CPU per namespace)",
+        "namespaces": len(rows),
+    }
+
+
+STAGES: dict[str, Callable[[StageSpec], dict[str, Any]]] = {
+    "generate": generate,
+    "load": load,
+    "build": build,
+    "close": close,
+    "incremental": incremental,
+    "baseline": baseline,
+}
+
+
+def main(argv: list[str]) -> int:
+    stage, spec_path, result_path = argv
+    spec = StageSpec(**json.loads(Path(spec_path).read_text()))
+    os.environ.update(spec.environment())
+    facts = STAGES[stage](spec)
+    Path(result_path).write_text(json.dumps(facts, indent=2, default=str))
+    return 0
+
+
+def write_spec(spec: StageSpec, path: Path) -> None:
+    path.write_text(json.dumps(asdict(spec), indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
