@@ -89,7 +89,9 @@ def sealed_db(fleet_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the warehouse with October closed and sealed as of 2026-11-19."""
     from kubeledger.close.closer import close_month
 
-    db = copy_of(fleet_db, tmp_path_factory.mktemp("sealed"), "sealed.duckdb")
+    # Not "sealed.duckdb": DuckDB names the catalog after the file, and a catalog `sealed`
+    # would make the schema `sealed` ambiguous.
+    db = copy_of(fleet_db, tmp_path_factory.mktemp("closed"), "closed.duckdb")
     close_month(db, MONTH, AS_OF, progress=None)
     return db
 

@@ -107,8 +107,8 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
                sum(cost_in_scope),
                100 * (sum(reconciled_pct * cost_in_scope) / nullif(sum(cost_in_scope), 0)),
                100 * (sum(ownership_coverage_pct * cost_in_scope) / nullif(sum(cost_in_scope), 0)),
-               100 * (sum(nodes_priced_from_bill) / nullif(sum(nodes_ran), 0))
-                   filter (where match_rate is not null),
+               100 * sum(case when match_rate is not null then nodes_priced_from_bill end)
+                   / nullif(sum(case when match_rate is not null then nodes_ran end), 0),
                max(unallocated_resource_count)
         from marts.fct_reconciliation_daily
         where usage_date between ? and ?
