@@ -9,7 +9,7 @@ export DBT_PROJECT_DIR := $(CURDIR)
 DEMO_DIR ?= demo
 AS_OF ?= 2026-11-19
 
-.PHONY: setup demo test lint unit e2e docs ui bench clean
+.PHONY: setup demo test lint browser docs ui bench test-spark clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -21,14 +21,20 @@ setup: $(STAMP)
 
 # A realistic multi-cloud fleet: generate, load, build, close and seal, print the bill.
 demo: $(STAMP)
-	$(BIN)/kubeledger demo --out $(DEMO_DIR) --as-of $(AS_OF)
+	KUBELEDGER_DB=$(DEMO_DIR)/kubeledger.duckdb $(BIN)/kubeledger demo --out $(DEMO_DIR) --as-of $(AS_OF)
 
+# sqlfluff's dbt templater compiles the project against a scratch warehouse of its own.
 lint: $(STAMP)
 	$(BIN)/ruff check orchestration tests
 	$(BIN)/ruff format --check orchestration tests
-	$(BIN)/sqlfluff lint models macros data-tests --processes 2
+	@mkdir -p target
+	KUBELEDGER_DB=target/lint.duckdb $(BIN)/sqlfluff lint models macros data-tests --processes 2
 
-test: $(STAMP)
+# The report test renders in headless Chromium (Debian's package), installed when missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+test: $(STAMP) browser
 	$(MAKE) lint
 	$(BIN)/pytest tests -q
 
