@@ -38,5 +38,12 @@ test: $(STAMP) browser
 	$(MAKE) lint
 	$(BIN)/pytest tests -q
 
+DOCS_PORT ?= 8080
+# dbt docs (marts, metrics, exposures, business descriptions) on http://localhost:$(DOCS_PORT)
+docs: $(STAMP)
+	@mkdir -p $(dir $(KUBELEDGER_DB))
+	$(BIN)/dbt docs generate --target-path target/docs
+	$(BIN)/dbt docs serve --target-path target/docs --host 127.0.0.1 --port $(DOCS_PORT) --no-browser
+
 clean:
 	rm -rf warehouse demo target logs

@@ -129,8 +129,10 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
 
     report = usage_report(fleet / "landing", "eks-prod", dt.date(2026, 10, 3))
     source_file = report.relative_to(fleet / "landing").as_posix()
-    # one negative usage value, in the 7th data row of the file
+    # one negative usage value (7th data row: loads, fails an expectation) and one value that
+    # is no number (10th row: quarantined by the loader, never loaded)
     _rewrite(report, "update report set pod_usage_cpu_core_seconds = '-5' where rowid = 6")
+    _rewrite(report, "update report set pod_usage_memory_byte_seconds = 'n/a' where rowid = 9")
     before = _pod_rows(db, "usage_date = date '2026-10-03'")
     runs_before = query(db, "select count(*) from ops.rerun_log")
 
@@ -171,17 +173,20 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
     assert health.success, step_failures(health)
     rows = query(
         db,
-        "select cluster_id, has_usage, has_billing, failed_expectations, "
+        "select cluster_id, has_usage, has_billing, quarantined_rows, failed_expectations, "
         "failed_expectation_rows, failed_expectation_list, needs_attention, repair_window, "
         "days_ago from marts.fct_data_health_daily where usage_date = date '2026-10-03' "
         "order by 1",
     )
     # Oct 3 is not billed yet (the fleet's exports end on Oct 2): both need attention; only
-    # eks-prod has a failed expectation, on the one bad row
+    # eks-prod has a quarantined value and a failed expectation, each on its one bad row
     failed = "koku_pod_usage: pod_usage_cpu_core_seconds is not negative"
     assert rows == [
-        ("eks-prod", True, False, 1, 1, failed, True, "automatic", 5),
-        ("gke-analytics", True, False, 0, 0, None, True, "automatic", 5),
+        ("eks-prod", True, False, 1, 1, 1, failed, True, "automatic", 5),
+        ("gke-analytics", True, False, 0, 0, 0, None, True, "automatic", 5),
+    ]
+    assert query(db, "select _source_file, _row_number, column_name from raw.quarantine") == [
+        (source_file, 10, "pod_usage_memory_byte_seconds")
     ]
 
 

@@ -35,12 +35,33 @@ pytestmark = pytest.mark.slow
 
 # FOCUS 1.2 columns a FinOps tool expects (the spec's mandatory set and the ones we fill).
 FOCUS_REQUIRED = (
-    "BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency",
-    "BillingPeriodEnd", "BillingPeriodStart", "ChargeCategory", "ChargeClass",
-    "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
-    "ContractedCost", "EffectiveCost", "InvoiceIssuerName", "ListCost", "PricingCategory",
-    "ProviderName", "PublisherName", "ResourceId", "ResourceName", "ResourceType",
-    "ServiceCategory", "ServiceName", "ServiceSubcategory", "SubAccountId", "SubAccountName",
+    "BilledCost",
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingCurrency",
+    "BillingPeriodEnd",
+    "BillingPeriodStart",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "ChargeFrequency",
+    "ChargePeriodEnd",
+    "ChargePeriodStart",
+    "ContractedCost",
+    "EffectiveCost",
+    "InvoiceIssuerName",
+    "ListCost",
+    "PricingCategory",
+    "ProviderName",
+    "PublisherName",
+    "ResourceId",
+    "ResourceName",
+    "ResourceType",
+    "ServiceCategory",
+    "ServiceName",
+    "ServiceSubcategory",
+    "SubAccountId",
+    "SubAccountName",
     "Tags",
 )
 EXTENSIONS = ("x_Team", "x_CostCenter", "x_Application", "x_CostFamily", "x_AllocationShare")
@@ -88,9 +109,12 @@ def mart_types(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, str]:
 
 
 def available_marts(con: duckdb.DuckDBPyConnection) -> list[MartExport]:
-    present = {row[0] for row in con.execute(
-        "select table_name from information_schema.tables where table_schema = 'marts'"
-    ).fetchall()}
+    present = {
+        row[0]
+        for row in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'marts'"
+        ).fetchall()
+    }
     return [mart for mart in MARTS if mart.name in present]
 
 
@@ -110,13 +134,14 @@ def test_parquet_read_back_equals_the_mart_rows_of_the_month(fleet_db, parquet_d
             ).fetchone()
             assert counts[0] == counts[1], (mart.name, counts)
             for left, right in ((expected, actual), (actual, expected)):
-                extra = con.execute(
-                    f"select count(*) from ({left} except all {right})"
-                ).fetchone()[0]
+                difference = f"select count(*) from ({left} except all {right})"
+                (extra,) = con.execute(difference).fetchone()
                 assert extra == 0, f"{mart.name}: {extra} rows differ"
             # Money columns keep the mart's type: decimals stay exact decimals.
-            file_types = {row[0]: row[1] for row in con.execute(
-                f"describe select * from read_parquet('{path}')").fetchall()}
+            file_types = {
+                row[0]: row[1]
+                for row in con.execute(f"describe select * from read_parquet('{path}')").fetchall()
+            }
             types = mart_types(con, mart.name)
             for name, _ in mart.columns:
                 if is_money(name):
@@ -124,8 +149,13 @@ def test_parquet_read_back_equals_the_mart_rows_of_the_month(fleet_db, parquet_d
             compared.append((mart.name, counts[0]))
     rows = dict(compared)
     # The marts a finance reader needs are there, and not empty.
-    for name in ("fct_bill_lines_monthly", "fct_owner_costs_daily", "fct_pod_costs_daily",
-                 "fct_reconciliation_daily", "rpt_metrics_daily"):
+    for name in (
+        "fct_bill_lines_monthly",
+        "fct_owner_costs_daily",
+        "fct_pod_costs_daily",
+        "fct_reconciliation_daily",
+        "rpt_metrics_daily",
+    ):
         assert rows.get(name, 0) > 0, name
     assert rows["fct_reconciliation_daily"] % 31 == 0  # one row per cluster and day
 
@@ -155,8 +185,10 @@ def test_manifest_lists_every_file_with_its_rows_and_schema(parquet_dir):
             count = con.execute(f"select count(*) from read_parquet('{path}')").fetchone()[0]
             assert entry["rows"] == count, entry["name"]
             assert [c["name"] for c in entry["columns"]] == [name for name, _ in mart.columns]
-            names = [row[0] for row in con.execute(
-                f"describe select * from read_parquet('{path}')").fetchall()]
+            names = [
+                row[0]
+                for row in con.execute(f"describe select * from read_parquet('{path}')").fetchall()
+            ]
             assert names == [name for name, _ in mart.columns], entry["name"]
     assert data["focus"]["file"] == "focus_allocated_costs.parquet"
 
@@ -204,8 +236,10 @@ def test_a_missing_mart_is_written_empty_with_its_schema(fleet_db, tmp_path):
 def test_focus_export_has_the_focus_columns_and_sums_to_the_owner_costs(fleet_db, parquet_dir):
     path = parquet_dir / "focus_allocated_costs.parquet"
     with duckdb.connect(str(fleet_db), read_only=True) as con:
-        names = [row[0] for row in con.execute(
-            f"describe select * from read_parquet('{path}')").fetchall()]
+        names = [
+            row[0]
+            for row in con.execute(f"describe select * from read_parquet('{path}')").fetchall()
+        ]
         for column in FOCUS_REQUIRED + EXTENSIONS:
             assert column in names, column
         assert [n for n in names if not n.startswith("x_")] == sorted(
@@ -254,7 +288,8 @@ def test_focus_export_has_the_focus_columns_and_sums_to_the_owner_costs(fleet_db
         ).fetchone()
         clusters = con.execute(
             "select count(distinct cluster_id) from marts.fct_owner_costs_daily "
-            "where usage_date between ? and ?", [FIRST, LAST]
+            "where usage_date between ? and ?",
+            [FIRST, LAST],
         ).fetchone()[0]
     assert facts[0] == 1 and facts[1] == "Usage" and facts[2] == "kubeledger"
     assert facts[3] == clusters
@@ -267,8 +302,19 @@ def test_focus_export_has_the_focus_columns_and_sums_to_the_owner_costs(fleet_db
 def test_cli_exports_and_rejects_a_bad_month(fleet_db, tmp_path, monkeypatch):
     monkeypatch.setenv("KUBELEDGER_DB", str(fleet_db))
     out = tmp_path / "cli"
-    result = CliRunner().invoke(export, ["--month", MONTH, "--format", "csv", "--out", str(out),
-                                         "--mart", "fct_bill_lines_monthly"])
+    result = CliRunner().invoke(
+        export,
+        [
+            "--month",
+            MONTH,
+            "--format",
+            "csv",
+            "--out",
+            str(out),
+            "--mart",
+            "fct_bill_lines_monthly",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert (out / "fct_bill_lines_monthly.csv").exists()
     assert (out / "focus_allocated_costs.csv").exists()

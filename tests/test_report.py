@@ -31,8 +31,12 @@ MONTH = "2026-10"
 AS_OF = dt.date(2026, 11, 19)
 ARTIFACTS = Path(__file__).parent / "artifacts"
 REQUIRED_MARTS = (
-    "fct_bill_lines_monthly", "fct_bill_close_status", "fct_owner_costs_daily",
-    "fct_cluster_costs_daily", "fct_reconciliation_daily", "fct_efficiency_daily",
+    "fct_bill_lines_monthly",
+    "fct_bill_close_status",
+    "fct_owner_costs_daily",
+    "fct_cluster_costs_daily",
+    "fct_reconciliation_daily",
+    "fct_efficiency_daily",
     "fct_unallocated_resources_daily",
 )
 
@@ -61,12 +65,14 @@ def built_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         build_warehouse(workdir, workdir / "demo" / "landing", workdir / "demo" / "kubeledger.yml")
     except DbtError as exc:
-        warnings.warn(f"dbt build reported failures; testing what was built: {exc}",
-                      stacklevel=1)
+        warnings.warn(f"dbt build reported failures; testing what was built: {exc}", stacklevel=1)
     with duckdb.connect(str(db), read_only=True) as con:
-        present = {row[0] for row in con.execute(
-            "select table_name from information_schema.tables where table_schema = 'marts'"
-        ).fetchall()}
+        present = {
+            row[0]
+            for row in con.execute(
+                "select table_name from information_schema.tables where table_schema = 'marts'"
+            ).fetchall()
+        }
     missing = [name for name in REQUIRED_MARTS if name not in present]
     assert not missing, f"the build did not produce {missing}"
     done.touch()
@@ -108,8 +114,11 @@ def bill_lines_total(db: Path) -> Decimal:
 def sections(html_text: str) -> dict[str, str]:
     """Each `<section data-section=…>`'s HTML by its key."""
     found = {}
-    for match in re.finditer(r'<section class="card" id="(\w+)" data-section="\w+">(.*?)</section>',
-                             html_text, flags=re.S):
+    for match in re.finditer(
+        r'<section class="card" id="(\w+)" data-section="\w+">(.*?)</section>',
+        html_text,
+        flags=re.S,
+    ):
         found[match.group(1)] = match.group(2)
     return found
 
@@ -233,7 +242,8 @@ def test_sealed_report_shows_the_sealed_bill(sealed_db):
     with duckdb.connect(str(sealed_db), read_only=True) as con:
         bill_id, billed, status = con.execute(
             "select bill_id, billed_cost, bill_status from sealed.sealed_bills "
-            "where bill_month = ?", [MONTH]
+            "where bill_month = ?",
+            [MONTH],
         ).fetchone()
         lines_total = con.execute(
             "select sum(billed_cost) from sealed.sealed_bill_lines where bill_month = ?",
@@ -253,9 +263,18 @@ def test_sealed_report_shows_the_sealed_bill(sealed_db):
 # --- in a browser -------------------------------------------------------------------------
 
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+    "--virtual-time-budget=15000",
 ]
 
 
@@ -266,14 +285,20 @@ def chromium() -> str | None:
 def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=180, check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
 
 
-@pytest.mark.skipif(chromium() is None, reason=(
-    "Chromium is not installed (Debian: `apt-get install -y chromium`; the Makefile's test "
-    "setup installs it when missing)"
-))
+@pytest.mark.skipif(
+    chromium() is None,
+    reason=(
+        "Chromium is not installed (Debian: `apt-get install -y chromium`; the Makefile's test "
+        "setup installs it when missing)"
+    ),
+)
 def test_report_renders_in_headless_chromium(sealed_db, tmp_path):
     binary = chromium()
     assert binary is not None
@@ -290,16 +315,24 @@ def test_report_renders_in_headless_chromium(sealed_db, tmp_path):
     assert 'data-charts="8"' in body.group(0) and 'data-charts-drawn="8"' in body.group(0)
     errors = re.search(r'<html[^>]*data-report-errors="([^"]*)"', dom.stdout)
     assert errors and json.loads(errors.group(1).replace("&quot;", '"')) == []
-    console = [line for line in dom.stderr.splitlines()
-               if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    console = [
+        line
+        for line in dom.stderr.splitlines()
+        if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
+    ]
     assert console == []
 
     ARTIFACTS.mkdir(exist_ok=True)
     screenshot = ARTIFACTS / f"report-{MONTH}.png"
     if screenshot.exists():
         screenshot.unlink()
-    shot = run_chromium(binary, tmp_path / "profile-shot", f"--screenshot={screenshot}",
-                        "--window-size=1400,3000", url)
+    shot = run_chromium(
+        binary,
+        tmp_path / "profile-shot",
+        f"--screenshot={screenshot}",
+        "--window-size=1400,3000",
+        url,
+    )
     assert shot.returncode == 0, shot.stderr[-2000:]
     assert screenshot.exists()
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

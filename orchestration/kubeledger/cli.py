@@ -194,18 +194,30 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
         raise click.ClickException(str(exc)) from exc
     _done(started)
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
+    from kubeledger.report import commands as report_commands
+
+    click.get_current_context().invoke(
+        report_commands.report, month=month, out_path=out_dir / f"report-{month}.html", top=25
+    )
 
 
 def _register_optional_commands() -> None:
     """Commands that live with their feature's package."""
-    try:
-        from kubeledger.close import commands as close_commands
-    except ImportError:
-        return
-    for name in ("close", "bill", "explain", "correct"):
-        command = getattr(close_commands, name, None)
-        if isinstance(command, click.Command):
-            main.add_command(command, name)
+    import importlib
+
+    for module_name, names in (
+        ("kubeledger.close.commands", ("close", "bill", "explain", "correct")),
+        ("kubeledger.report.commands", ("report",)),
+        ("kubeledger.export.commands", ("export",)),
+    ):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for name in names:
+            command = getattr(module, name, None)
+            if isinstance(command, click.Command):
+                main.add_command(command, name)
 
 
 _register_optional_commands()

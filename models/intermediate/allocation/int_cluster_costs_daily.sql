@@ -115,29 +115,29 @@ other_pricing as (
     select
         cluster_id,
         usage_date,
-        sum(case when pricing_basis in ('estimate', 'unpriced') then cost else 0 end)
+        sum(case when pricing_basis in ('estimate', 'unpriced') then priced_cost else 0 end)
             as estimated_cost,
-        sum(case when pricing_basis = 'rate_card' then cost else 0 end) as rate_card_cost
+        sum(case when pricing_basis = 'rate_card' then priced_cost else 0 end) as rate_card_cost
     from (
         select
             cluster_id,
             usage_date,
             pricing_basis,
-            node_cost as cost
+            node_cost as priced_cost
         from node_costs
         union all
         select
             cluster_id,
             usage_date,
             pricing_basis,
-            volume_cost as cost
+            volume_cost as priced_cost
         from volume_costs
         union all
         select
             cluster_id,
             usage_date,
             pricing_basis,
-            load_balancer_cost as cost
+            load_balancer_cost as priced_cost
         from load_balancer_costs
     ) as priced
     group by cluster_id, usage_date

@@ -49,7 +49,7 @@ rules as (
     select
         cluster_id,
         pool,
-        rule,
+        rule as distribution_rule,
         basis,
         hybrid_share,
         scope,
@@ -79,10 +79,10 @@ pools_with_rules as (
     select
         pools.*,
         coalesce(
-            own_rule.rule,
-            any_rule.rule,
+            own_rule.distribution_rule,
+            any_rule.distribution_rule,
             case when pools.pool = 'workload_idle' then 'owner' else 'keep' end
-        ) as rule,
+        ) as distribution_rule,
         coalesce(own_rule.basis, any_rule.basis, 'direct') as basis,
         coalesce(own_rule.hybrid_share, any_rule.hybrid_share, 0) as hybrid_share,
         -- a pool without a node (fees, unattributed pools) spreads over its cluster at least
@@ -95,7 +95,9 @@ pools_with_rules as (
         coalesce(own_rule.include_unowned, any_rule.include_unowned, true) as include_unowned,
         coalesce(own_rule.include_platform, any_rule.include_platform, false)
             as include_platform,
-        case when own_rule.rule is not null then pools.cluster_id else '*' end as rule_cluster_id
+        case
+            when own_rule.distribution_rule is not null then pools.cluster_id else '*'
+        end as rule_cluster_id
     from pools
     left join rules as own_rule
         on pools.cluster_id = own_rule.cluster_id and pools.pool = own_rule.pool
@@ -105,7 +107,7 @@ pools_with_rules as (
 
 active_pools as (
     select * from pools_with_rules
-    where rule != 'owner'
+    where distribution_rule != 'owner'
 ),
 
 -- receivers with their basis, at each scope
@@ -196,7 +198,7 @@ weighted as (
         receiver_scopes.application,
         receiver_scopes.owner_status,
         case
-            when active_pools.rule = 'even' then 1.0
+            when active_pools.distribution_rule = 'even' then 1.0
             when active_pools.basis = 'cpu' then receiver_scopes.basis_cpu_cost
             when active_pools.basis = 'memory' then receiver_scopes.basis_memory_cost
             when active_pools.basis = 'storage' then receiver_scopes.basis_storage_cost
@@ -216,7 +218,7 @@ weighted as (
                 receiver_scopes.scope_node is null or active_pools.node = receiver_scopes.scope_node
             )
     where
-        active_pools.rule in ('proportional', 'even')
+        active_pools.distribution_rule in ('proportional', 'even')
         and receiver_scopes.direct_cost > 0
         and (active_pools.include_unowned or receiver_scopes.owner_status = 'owned')
         and (active_pools.include_platform or not receiver_scopes.is_platform_receiver)
@@ -250,7 +252,7 @@ fixed_pool_shares as (
         on
             active_pools.rule_cluster_id = fixed_shares.cluster_id
             and active_pools.pool = fixed_shares.pool
-    where active_pools.rule = 'fixed'
+    where active_pools.distribution_rule = 'fixed'
 ),
 
 fixed_rule_keys as (
@@ -266,10 +268,13 @@ pool_outcomes as (
         active_pools.*,
         case
             when
-                active_pools.rule in ('proportional', 'even') and weight_totals.total_weight is null
+                active_pools.distribution_rule in ('proportional', 'even')
+                and weight_totals.total_weight is null
                 then 'separate'
-            when active_pools.rule = 'fixed' and fixed_rule_keys.pool is null then 'separate'
-            else active_pools.rule
+            when
+                active_pools.distribution_rule = 'fixed' and fixed_rule_keys.pool is null
+                then 'separate'
+            else active_pools.distribution_rule
         end as outcome,
         weight_totals.total_weight
     from active_pools

@@ -86,7 +86,10 @@ final as (
             when parent_owner_kind is not null then parent_owner_kind
             when direct_owner_kind is not null then direct_owner_kind
             when
-                {{ regexp_matches('pod', "'^.+-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
+                {{ regexp_matches(
+                    'pod',
+                    "'^.+-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$'"
+                ) }}
                 then 'Deployment'
             when
                 {{ regexp_matches('pod', "'^.+-[0-9]{8}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
@@ -102,7 +105,10 @@ final as (
             when parent_owner_name is not null then parent_owner_name
             when direct_owner_name is not null then direct_owner_name
             when
-                {{ regexp_matches('pod', "'^.+-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$'") }}
+                {{ regexp_matches(
+                    'pod',
+                    "'^.+-[bcdfghjklmnpqrstvwxz24-9]{9,10}-[bcdfghjklmnpqrstvwxz24-9]{5}$'"
+                ) }}
                 then
                     regexp_extract(
                         pod,
@@ -120,7 +126,11 @@ final as (
         case
             when direct_owner_kind is not null then 'owner_reference'
             when
-                {{ regexp_matches('pod', "'^.+-([bcdfghjklmnpqrstvwxz24-9]{9,10}-)?[bcdfghjklmnpqrstvwxz24-9]{5}$|^.+-[0-9]+$'") }}
+                {{ regexp_matches(
+                    'pod',
+                    "'^.+-([bcdfghjklmnpqrstvwxz24-9]{9,10}-)?[bcdfghjklmnpqrstvwxz24-9]{5}$"
+                    ~ "|^.+-[0-9]+$'"
+                ) }}
                 then 'pod_name_fallback'
             else 'bare_pod'
         end as workload_source

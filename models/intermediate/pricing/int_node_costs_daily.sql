@@ -329,7 +329,8 @@ final as (
         node_keys.cluster_id,
         node_keys.node,
         node_keys.usage_date,
-        node_keys.cluster_provider as provider,
+        -- `provider` is the column name the marts expect, though sqlfluff counts it a keyword
+        node_keys.cluster_provider as provider,  -- noqa: RF04
         node_keys.cloud_provider,
         node_keys.instance_key,
         node_keys.scale_set_name,

@@ -135,8 +135,9 @@ final as (
         sum(
             direct_cost
             + workload_idle_cost
-            {% for pool in pools %}+ {{ pool }}_share_cost
-                {% endfor %}
+            {% for pool in pools %}
+                + {{ pool }}_share_cost
+            {% endfor %}
             + unallocated_cost
         ) as total_cost
     from ledger_rows
@@ -152,7 +153,9 @@ final as (
     having
         sum(
             abs(direct_cost) + abs(workload_idle_cost) + abs(unallocated_cost)
-            {% for pool in pools %}                + abs({{ pool }}_share_cost)                                {% endfor %}
+            {% for pool in pools %}
+                + abs({{ pool }}_share_cost)
+            {% endfor %}
         ) > 0
 )
 

@@ -9,9 +9,5 @@ process and its children) is its own. Results go to `bench-out/results.md` and `
     python -m kubeledger.bench --nodes 100 --nodes 1000 --out bench-out
 
 Modules: `stages` (what runs in each child process), `runner` (runs and measures the
-stages), `report` (the markdown table and where dbt's time went).
+stages), `report` (the markdown table and where dbt's time went), `commands` (the CLI).
 """
-
-from kubeledger.bench.runner import BenchConfig, run_bench
-
-__all__ = ["BenchConfig", "run_bench"]

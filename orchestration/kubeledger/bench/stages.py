@@ -211,7 +211,7 @@ def baseline(spec: StageSpec) -> dict[str, Any]:
             f"""
             select namespace, sum(pod_usage_cpu_core_seconds) as cpu_core_seconds,
                 count(*) as pod_hours
-            from read_csv('{pattern}', header = true)
+            from read_csv('{pattern}', header = true, union_by_name = true)
             group by namespace
             """
         ).fetchall()

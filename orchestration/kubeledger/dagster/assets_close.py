@@ -46,10 +46,11 @@ def _close_model_keys() -> list[AssetKey]:
     return sorted({TRANSLATOR.get_asset_key(node) for node in nodes}, key=str)
 
 
-def close_status(refusal_rows: list[dict[str, Any]], as_of: dt.date) -> str:
+def close_status(
+    refusal_rows: list[dict[str, Any]], month_end: dt.date, as_of: dt.date, grace_days: int
+) -> str:
     """A one-word reading of a refusal: waiting for the grace window, blocked, incomplete."""
-    closable_from = refusal_rows[0].get("closable_from_date") if refusal_rows else None
-    if closable_from is not None and as_of < closable_from:
+    if as_of < month_end + dt.timedelta(days=grace_days):
         return "waiting_for_grace_window"
     if any(row.get("close_status") == "blocked" for row in refusal_rows):
         return "blocked"
@@ -82,6 +83,7 @@ def monthly_close(
     from kubeledger.close.seal import AlreadySealedError, SealError
 
     as_of = warehouse.as_of_date()
+    grace_days = int(warehouse.settings()["grace_days"])
     warehouse.activate()
     # the close's own dbt artifacts, apart from the ledger's manifest
     project = closer.DbtProject(target_path=dbt_target_path() / "close")
@@ -98,7 +100,8 @@ def monthly_close(
             context.log.info(str(exc))
             continue
         except closer.CloseError as exc:
-            status = close_status(exc.rows, as_of)
+            month_end = closer.month_bounds(month)[1]
+            status = close_status(exc.rows, month_end, as_of, grace_days)
             raise Failure(
                 description=f"close of {month} as of {as_of}: {status} - {exc}",
                 metadata={

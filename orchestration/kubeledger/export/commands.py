@@ -15,16 +15,32 @@ from kubeledger.paths import warehouse_path
 
 @click.command("export")
 @click.option("--month", required=True, help="The month, YYYY-MM (UTC days).")
-@click.option("--format", "file_format", type=click.Choice(FORMATS), default="parquet",
-              show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              required=True, help="The folder to write (created when missing).")
-@click.option("--mart", "marts", multiple=True, type=click.Choice(sorted(MARTS_BY_NAME)),
-              help="Export only this mart (repeatable); default every mart.")
-@click.option("--billing-account-id", default=DEFAULT_BILLING_ACCOUNT_ID, show_default=True,
-              help="BillingAccountId of the FOCUS file's rows.")
-def export(month: str, file_format: str, out_dir: Path, marts: tuple[str, ...],
-           billing_account_id: str) -> None:
+@click.option(
+    "--format", "file_format", type=click.Choice(FORMATS), default="parquet", show_default=True
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The folder to write (created when missing).",
+)
+@click.option(
+    "--mart",
+    "marts",
+    multiple=True,
+    type=click.Choice(sorted(MARTS_BY_NAME)),
+    help="Export only this mart (repeatable); default every mart.",
+)
+@click.option(
+    "--billing-account-id",
+    default=DEFAULT_BILLING_ACCOUNT_ID,
+    show_default=True,
+    help="BillingAccountId of the FOCUS file's rows.",
+)
+def export(
+    month: str, file_format: str, out_dir: Path, marts: tuple[str, ...], billing_account_id: str
+) -> None:
     """Export a month of every mart (stable schema, manifest.json) and a FOCUS file."""
     try:
         month_bounds(month)
@@ -39,8 +55,15 @@ def export(month: str, file_format: str, out_dir: Path, marts: tuple[str, ...],
     except duckdb.ConnectionException:
         con = duckdb.connect(str(db))
     try:
-        result = export_month(con, month, out_dir, file_format, marts=list(marts) or None,
-                              billing_account_id=billing_account_id, progress=click.echo)
+        result = export_month(
+            con,
+            month,
+            out_dir,
+            file_format,
+            marts=list(marts) or None,
+            billing_account_id=billing_account_id,
+            progress=click.echo,
+        )
     except ExportError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:

@@ -61,9 +61,12 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("CapacityReservationStatus", "VARCHAR", "null"),
     ("ChargeCategory", "VARCHAR", "'Usage'"),
     ("ChargeClass", "VARCHAR", "null"),
-    ("ChargeDescription", "VARCHAR",
-     "replace(allocation_share, '_', ' ') || ' ' || cost_family || ' cost of ' || team || "
-     "' / ' || application || ' on ' || cluster_id"),
+    (
+        "ChargeDescription",
+        "VARCHAR",
+        "replace(allocation_share, '_', ' ') || ' ' || cost_family || ' cost of ' || team || "
+        "' / ' || application || ' on ' || cluster_id",
+    ),
     ("ChargeFrequency", "VARCHAR", "'Usage-Based'"),
     ("ChargePeriodEnd", "TIMESTAMP", "cast(usage_date + interval 1 day as timestamp)"),
     ("ChargePeriodStart", "TIMESTAMP", "cast(usage_date as timestamp)"),
@@ -94,8 +97,11 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("PublisherName", "VARCHAR", "'kubeledger'"),
     ("RegionId", "VARCHAR", "null"),
     ("RegionName", "VARCHAR", "null"),
-    ("ResourceId", "VARCHAR",
-     "cluster_id || '/' || team || '/' || cost_center || '/' || application"),
+    (
+        "ResourceId",
+        "VARCHAR",
+        "cluster_id || '/' || team || '/' || cost_center || '/' || application",
+    ),
     ("ResourceName", "VARCHAR", "team || '/' || application"),
     ("ResourceType", "VARCHAR", "'Kubernetes owner'"),
     ("ServiceCategory", "VARCHAR", "'Compute'"),
@@ -108,10 +114,13 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("SubAccountId", "VARCHAR", "cluster_id"),
     ("SubAccountName", "VARCHAR", "cluster_id"),
     ("SubAccountType", "VARCHAR", "'Kubernetes cluster'"),
-    ("Tags", "VARCHAR",
-     "cast(json_object('team', team, 'cost_center', cost_center, 'application', application, "
-     "'kubeledger/owner_status', owner_status, 'kubeledger/cost_family', cost_family, "
-     "'kubeledger/allocation_share', allocation_share) as varchar)"),
+    (
+        "Tags",
+        "VARCHAR",
+        "cast(json_object('team', team, 'cost_center', cost_center, 'application', application, "
+        "'kubeledger/owner_status', owner_status, 'kubeledger/cost_family', cost_family, "
+        "'kubeledger/allocation_share', allocation_share) as varchar)",
+    ),
     ("x_Team", "VARCHAR", "team"),
     ("x_CostCenter", "VARCHAR", "cost_center"),
     ("x_Application", "VARCHAR", "application"),
@@ -136,8 +145,12 @@ def _currency(con: duckdb.DuckDBPyConnection) -> str:
     return str(row[0]) if row and row[0] else "USD"
 
 
-def focus_query(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date,
-                billing_account_id: str = DEFAULT_BILLING_ACCOUNT_ID) -> str:
+def focus_query(
+    con: duckdb.DuckDBPyConnection,
+    first: dt.date,
+    last: dt.date,
+    billing_account_id: str = DEFAULT_BILLING_ACCOUNT_ID,
+) -> str:
     """The SELECT of the FOCUS file for the UTC days first..last."""
     following = last + dt.timedelta(days=1)
     values = {
@@ -151,7 +164,7 @@ def focus_query(con: duckdb.DuckDBPyConnection, first: dt.date, last: dt.date,
         for share, column in SHARES
     )
     select = ",\n    ".join(
-        f"cast({values.get(expression, expression)} as {type_name}) as \"{name}\""
+        f'cast({values.get(expression, expression)} as {type_name}) as "{name}"'
         for name, type_name, expression in COLUMNS
     )
     return f"""
@@ -184,8 +197,15 @@ order by cluster_id, usage_date, cost_family, team, cost_center, application, ow
 """
 
 
-def export_focus(con: duckdb.DuckDBPyConnection, month: str, out_dir: Path, file_format: str,
-                 *, billing_account_id: str, copy: Callable[..., int]) -> dict[str, Any]:
+def export_focus(
+    con: duckdb.DuckDBPyConnection,
+    month: str,
+    out_dir: Path,
+    file_format: str,
+    *,
+    billing_account_id: str,
+    copy: Callable[..., int],
+) -> dict[str, Any]:
     from kubeledger.export.writer import month_bounds
 
     first, last = month_bounds(month)

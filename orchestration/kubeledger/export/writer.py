@@ -89,10 +89,13 @@ def month_filter(mart: MartExport, first: dt.date, last: dt.date, month: str) ->
     if column in MONTH_DATE_COLUMNS:
         return f"{column} = date {_literal(first.isoformat())}"
     if column == "run_days":
-        return (f"first_day <= date {_literal(last.isoformat())} "
-                f"and last_day >= date {_literal(first.isoformat())}")
-    return (f"{column} between date {_literal(first.isoformat())} "
-            f"and date {_literal(last.isoformat())}")
+        return (
+            f"first_day <= date {_literal(last.isoformat())} "
+            f"and last_day >= date {_literal(first.isoformat())}"
+        )
+    return (
+        f"{column} between date {_literal(first.isoformat())} and date {_literal(last.isoformat())}"
+    )
 
 
 def mart_query(con: duckdb.DuckDBPyConnection, mart: MartExport, month: str) -> tuple[str, bool]:
@@ -111,8 +114,10 @@ def mart_query(con: duckdb.DuckDBPyConnection, mart: MartExport, month: str) -> 
         )
     columns = ",\n    ".join(_column_sql(name, type_name) for name, type_name in mart.columns)
     order = ", ".join(_quote(name) for name in mart.order_by)
-    sql = (f"select\n    {columns}\nfrom {mart.schema}.{mart.name}\n"
-           f"where {month_filter(mart, first, last, month)}\norder by {order}")
+    sql = (
+        f"select\n    {columns}\nfrom {mart.schema}.{mart.name}\n"
+        f"where {month_filter(mart, first, last, month)}\norder by {order}"
+    )
     return sql, True
 
 
@@ -120,8 +125,14 @@ def mart_query(con: duckdb.DuckDBPyConnection, mart: MartExport, month: str) -> 
 CSV_TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-def copy_to(con: duckdb.DuckDBPyConnection, sql: str, path: Path, file_format: str, *,
-            timestamp_format: str = CSV_TIMESTAMP_FORMAT) -> int:
+def copy_to(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    path: Path,
+    file_format: str,
+    *,
+    timestamp_format: str = CSV_TIMESTAMP_FORMAT,
+) -> int:
     """Write the query's rows to `path` (atomically); returns the row count."""
     temporary = path.with_name(f".{path.name}.partial")
     if file_format == "parquet":
@@ -160,8 +171,9 @@ def export_month(
     if marts:
         unknown = [name for name in marts if name not in MARTS_BY_NAME]
         if unknown:
-            raise ExportError(f"unknown mart {', '.join(unknown)}; exportable: "
-                              + ", ".join(MARTS_BY_NAME))
+            raise ExportError(
+                f"unknown mart {', '.join(unknown)}; exportable: " + ", ".join(MARTS_BY_NAME)
+            )
         selected = [MARTS_BY_NAME[name] for name in marts]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -185,12 +197,15 @@ def export_month(
         if progress:
             note = "" if available else " (not in the warehouse: written empty)"
             progress(f"    {path.name}: {rows:,} rows{note}")
-    focus_entry = focus.export_focus(con, month, out_dir, file_format,
-                                     billing_account_id=billing_account_id, copy=copy_to)
+    focus_entry = focus.export_focus(
+        con, month, out_dir, file_format, billing_account_id=billing_account_id, copy=copy_to
+    )
     focus_entry["sha256"] = sha256(out_dir / focus_entry["file"])
     if progress:
-        progress(f"    {focus_entry['file']}: {focus_entry['rows']:,} rows (FOCUS "
-                 f"{focus.FOCUS_VERSION}, EffectiveCost {focus_entry['total_effective_cost']})")
+        progress(
+            f"    {focus_entry['file']}: {focus_entry['rows']:,} rows (FOCUS "
+            f"{focus.FOCUS_VERSION}, EffectiveCost {focus_entry['total_effective_cost']})"
+        )
     manifest = {
         "export_format_version": EXPORT_FORMAT_VERSION,
         "kubeledger_version": __version__,
@@ -214,22 +229,27 @@ def _column_entry(name: str, type_name: str) -> dict[str, str]:
     return {"name": name, "type": type_name}
 
 
-def _bill_state(con: duckdb.DuckDBPyConnection, month: str,
-                progress: Callable[[str], None] | None) -> dict[str, Any]:
+def _bill_state(
+    con: duckdb.DuckDBPyConnection, month: str, progress: Callable[[str], None] | None
+) -> dict[str, Any]:
     """The month's bill state as the exported fct_bill_lines_monthly shows it, and the sealed
     bill's ID when the sealed store holds the month."""
     sealed_bill_id = None
     if relation_columns(con, "sealed", "sealed_bills"):
-        row = con.execute("select bill_id from sealed.sealed_bills where bill_month = ?",
-                          [month]).fetchone()
+        row = con.execute(
+            "select bill_id from sealed.sealed_bills where bill_month = ?", [month]
+        ).fetchone()
         sealed_bill_id = row[0] if row else None
     state = None
     if relation_columns(con, "marts", "fct_bill_lines_monthly"):
-        row = con.execute("select min(bill_state) from marts.fct_bill_lines_monthly "
-                          "where bill_month = ?", [month]).fetchone()
+        row = con.execute(
+            "select min(bill_state) from marts.fct_bill_lines_monthly where bill_month = ?", [month]
+        ).fetchone()
         state = row[0] if row else None
     if sealed_bill_id and state != "sealed" and progress:
-        progress(f"    note: {month} is sealed ({sealed_bill_id}) but "
-                 "marts.fct_bill_lines_monthly still shows the draft; run `kubeledger build` "
-                 "to refresh it, then export again")
+        progress(
+            f"    note: {month} is sealed ({sealed_bill_id}) but "
+            "marts.fct_bill_lines_monthly still shows the draft; run `kubeledger build` "
+            "to refresh it, then export again"
+        )
     return {"bill_state": state, "sealed_bill_id": sealed_bill_id}

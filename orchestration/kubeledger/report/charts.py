@@ -13,8 +13,22 @@ import plotly.graph_objects as go
 
 FONT = "Inter, -apple-system, BlinkMacSystemFont, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
 PALETTE = [
-    "#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#EECA3B", "#9D755D",
-    "#FF9DA6", "#2F4B7C", "#A05195", "#665191", "#D45087", "#F95D6A", "#FFA600", "#003F5C",
+    "#4C78A8",
+    "#F58518",
+    "#54A24B",
+    "#E45756",
+    "#72B7B2",
+    "#B279A2",
+    "#EECA3B",
+    "#9D755D",
+    "#FF9DA6",
+    "#2F4B7C",
+    "#A05195",
+    "#665191",
+    "#D45087",
+    "#F95D6A",
+    "#FFA600",
+    "#003F5C",
 ]
 FIXED_COLOURS = {"unallocated": "#BAB0AC", "platform": "#5B6770", "__unassigned__": "#BAB0AC"}
 SPLIT_PARTS = [
@@ -54,15 +68,22 @@ def _float(value: object) -> float:
     return 0.0 if pd.isna(result) else result
 
 
-def _layout(fig: go.Figure, *, height: int = 380, money: str | None = None,
-            legend: bool = True) -> go.Figure:
+def _layout(
+    fig: go.Figure, *, height: int = 380, money: str | None = None, legend: bool = True
+) -> go.Figure:
     fig.update_layout(
         template="plotly_white",
         height=height,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         font={"family": FONT, "size": 12, "color": "#2D3748"},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": None,
-                "traceorder": "normal"},
+        legend={
+            "orientation": "h",
+            "yanchor": "bottom",
+            "y": 1.02,
+            "x": 0,
+            "title": None,
+            "traceorder": "normal",
+        },
         showlegend=legend,
         hoverlabel={"font": {"family": FONT}},
         paper_bgcolor="rgba(0,0,0,0)",
@@ -79,13 +100,15 @@ def bill_chart(lines: pd.DataFrame, symbol: str) -> go.Figure:
     if lines.empty:
         return _layout(fig)
     frame = lines.assign(billed=lines["billed_cost"].map(_float))
-    order = (frame.groupby("line_key")["billed"].sum().sort_values(ascending=False).index
-             .tolist())
+    order = frame.groupby("line_key")["billed"].sum().sort_values(ascending=False).index.tolist()
     colours = dict(zip(sorted(frame["cluster_id"].unique()), PALETTE, strict=False))
     for cluster, group in frame.groupby("cluster_id", sort=True):
         by_line = group.groupby("line_key")["billed"].sum().reindex(order, fill_value=0.0)
         fig.add_bar(
-            name=cluster, x=order, y=by_line.values, marker_color=colours[cluster],
+            name=cluster,
+            x=order,
+            y=by_line.values,
+            marker_color=colours[cluster],
             hovertemplate=f"{cluster}<br>%{{x}}: {symbol}%{{y:,.2f}}<extra></extra>",
         )
     fig.update_layout(barmode="stack")
@@ -104,8 +127,7 @@ def bridge_chart(bridge: pd.DataFrame, symbol: str) -> go.Figure:
     )
     per_cluster = frame.groupby("cluster_id", sort=True)[["estimate", "invoice", "billed"]].sum()
     factors = [
-        (row.billed / row.estimate) if row.estimate else None
-        for row in per_cluster.itertuples()
+        (row.billed / row.estimate) if row.estimate else None for row in per_cluster.itertuples()
     ]
     for column, label, colour in (
         ("estimate", "Ledger estimate", "#9ECAE9"),
@@ -113,19 +135,21 @@ def bridge_chart(bridge: pd.DataFrame, symbol: str) -> go.Figure:
         ("billed", "Billed", "#4C78A8"),
     ):
         fig.add_bar(
-            name=label, x=per_cluster.index.tolist(), y=per_cluster[column].values,
+            name=label,
+            x=per_cluster.index.tolist(),
+            y=per_cluster[column].values,
             marker_color=colour,
             hovertemplate=f"%{{x}}<br>{label}: {symbol}%{{y:,.2f}}<extra></extra>",
-            text=[f"×{f:.4f}" if (f is not None and column == "billed") else ""
-                  for f in factors] if column == "billed" else None,
+            text=[f"×{f:.4f}" if (f is not None and column == "billed") else "" for f in factors]
+            if column == "billed"
+            else None,
             textposition="outside" if column == "billed" else None,
         )
     fig.update_layout(barmode="group")
     return _layout(fig, money=symbol)
 
 
-def team_daily_chart(team_daily: pd.DataFrame, colours: dict[str, str], symbol: str
-                     ) -> go.Figure:
+def team_daily_chart(team_daily: pd.DataFrame, colours: dict[str, str], symbol: str) -> go.Figure:
     """Cost by team per day over the month, stacked."""
     fig = go.Figure()
     if team_daily.empty:
@@ -134,7 +158,9 @@ def team_daily_chart(team_daily: pd.DataFrame, colours: dict[str, str], symbol: 
     for team in totals.index:
         group = team_daily[team_daily["team"] == team]
         fig.add_bar(
-            name=team, x=group["usage_date"], y=group["total_cost"],
+            name=team,
+            x=group["usage_date"],
+            y=group["total_cost"],
             marker_color=colours.get(team, "#999999"),
             hovertemplate=f"{team}<br>%{{x|%b %d}}: {symbol}%{{y:,.2f}}<extra></extra>",
         )
@@ -153,9 +179,14 @@ def split_chart(split: pd.DataFrame) -> go.Figure:
     for column, label, colour in SPLIT_PARTS:
         share = (frame[column] / total).fillna(0.0)
         fig.add_bar(
-            name=label, y=frame["cluster_id"], x=share, orientation="h", marker_color=colour,
+            name=label,
+            y=frame["cluster_id"],
+            x=share,
+            orientation="h",
+            marker_color=colour,
             text=[f"{value:.0%}" if value >= 0.06 else "" for value in share],
-            textposition="inside", insidetextanchor="middle",
+            textposition="inside",
+            insidetextanchor="middle",
             hovertemplate=f"%{{y}}<br>{label}: %{{x:.1%}}<extra></extra>",
         )
     fig.update_layout(barmode="stack")
@@ -172,14 +203,19 @@ def efficiency_chart(teams: pd.DataFrame, symbol: str) -> go.Figure:
     frame = teams.sort_values("total_efficiency", ascending=True, na_position="first")
     efficiency = frame["total_efficiency"].fillna(0.0)
     fig.add_bar(
-        y=frame["team"], x=efficiency, orientation="h",
+        y=frame["team"],
+        x=efficiency,
+        orientation="h",
         marker_color=[efficiency_colour(value) for value in efficiency],
-        text=[f"{e:.0%} · waste {symbol}{w:,.0f}" for e, w in
-              zip(efficiency, frame["waste_cost"], strict=True)],
+        text=[
+            f"{e:.0%} · waste {symbol}{w:,.0f}"
+            for e, w in zip(efficiency, frame["waste_cost"], strict=True)
+        ],
         textposition="auto",
         customdata=frame["waste_cost"],
-        hovertemplate=(f"%{{y}}<br>efficiency %{{x:.1%}}<br>waste {symbol}"
-                       "%{customdata:,.2f}<extra></extra>"),
+        hovertemplate=(
+            f"%{{y}}<br>efficiency %{{x:.1%}}<br>waste {symbol}%{{customdata:,.2f}}<extra></extra>"
+        ),
     )
     fig.update_xaxes(tickformat=".0%", range=[0, 1.05])
     return _layout(fig, height=max(220, 38 * len(frame) + 80), legend=False)
@@ -204,15 +240,14 @@ def unallocated_chart(unallocated: pd.DataFrame, symbol: str) -> go.Figure:
     if unallocated.empty:
         return _layout(fig)
     frame = unallocated.iloc[::-1]
-    labels = [
-        f"{row.cluster_id} · {_short(row.resource_id)}" for row in frame.itertuples()
-    ]
+    labels = [f"{row.cluster_id} · {_short(row.resource_id)}" for row in frame.itertuples()]
     reasons = sorted(frame["unallocated_reason"].unique())
     colours = dict(zip(reasons, ["#B279A2", "#E45756", "#F58518"], strict=False))
     for reason in reasons:
         mask = (frame["unallocated_reason"] == reason).to_numpy()
         fig.add_bar(
-            name=reason, orientation="h",
+            name=reason,
+            orientation="h",
             y=[label for label, keep in zip(labels, mask, strict=True) if keep],
             x=frame.loc[mask, "unallocated_cost"],
             marker_color=colours.get(reason, "#999999"),
@@ -226,7 +261,7 @@ def unallocated_chart(unallocated: pd.DataFrame, symbol: str) -> go.Figure:
 
 def _short(resource_id: str, width: int = 42) -> str:
     text = str(resource_id)
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
 def health_chart(daily: pd.DataFrame) -> go.Figure:
@@ -235,24 +270,41 @@ def health_chart(daily: pd.DataFrame) -> go.Figure:
     if daily.empty:
         return _layout(fig, legend=False)
     codes = {state: index for index, (state, _) in enumerate(HEALTH_STATES)}
-    pivot = (daily.assign(code=daily["day_state"].map(codes))
-             .pivot(index="cluster_id", columns="usage_date", values="code")
-             .sort_index())
-    states = pivot.apply(lambda column: column.map(
-        lambda code: HEALTH_STATES[int(code)][0] if pd.notna(code) else "no data"))
+    pivot = (
+        daily.assign(code=daily["day_state"].map(codes))
+        .pivot(index="cluster_id", columns="usage_date", values="code")
+        .sort_index()
+    )
+    states = pivot.apply(
+        lambda column: column.map(
+            lambda code: HEALTH_STATES[int(code)][0] if pd.notna(code) else "no data"
+        )
+    )
     steps = len(HEALTH_STATES)
     scale = []
     for index, (_, colour) in enumerate(HEALTH_STATES):
         scale += [[index / steps, colour], [(index + 1) / steps, colour]]
     fig.add_heatmap(
-        z=pivot.values, x=list(pivot.columns), y=list(pivot.index), zmin=-0.5,
-        zmax=steps - 0.5, colorscale=scale, showscale=False, xgap=2, ygap=2,
+        z=pivot.values,
+        x=list(pivot.columns),
+        y=list(pivot.index),
+        zmin=-0.5,
+        zmax=steps - 0.5,
+        colorscale=scale,
+        showscale=False,
+        xgap=2,
+        ygap=2,
         customdata=states.values,
         hovertemplate="%{y}<br>%{x|%b %d}: %{customdata}<extra></extra>",
     )
     for state, colour in HEALTH_STATES:
-        fig.add_scatter(x=[None], y=[None], mode="markers", name=state,
-                        marker={"size": 10, "color": colour, "symbol": "square"})
+        fig.add_scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=state,
+            marker={"size": 10, "color": colour, "symbol": "square"},
+        )
     fig.update_xaxes(tickformat="%b %d", showgrid=False)
     fig.update_yaxes(showgrid=False, autorange="reversed")
     return _layout(fig, height=max(200, 44 * len(pivot.index) + 100))
@@ -268,18 +320,26 @@ def close_chart(close_status: pd.DataFrame) -> go.Figure:
     factors = [_float(f) if f is not None and not pd.isna(f) else None for f in frame["factor"]]
     drift = [(f - 1.0) * 100 if f is not None else 0.0 for f in factors]
     fig.add_bar(
-        y=labels, x=drift, orientation="h",
+        y=labels,
+        x=drift,
+        orientation="h",
         marker_color=[CLOSE_COLOURS.get(str(s), "#999999") for s in frame["close_status"]],
-        customdata=[[str(s), f if f is not None else float("nan")]
-                    for s, f in zip(frame["close_status"], factors, strict=True)],
+        customdata=[
+            [str(s), f if f is not None else float("nan")]
+            for s, f in zip(frame["close_status"], factors, strict=True)
+        ],
         hovertemplate="%{y}<br>factor %{customdata[1]:.6f} (%{x:+.4f}%)<br>"
-                      "%{customdata[0]}<extra></extra>",
+        "%{customdata[0]}<extra></extra>",
     )
     for line in (0.5, -0.5):
         fig.add_vline(x=line, line_dash="dot", line_color="#E45756", opacity=0.6)
     limit = max([0.75] + [abs(d) * 1.2 for d in drift])
-    fig.update_xaxes(ticksuffix="%", range=[-limit, limit], zeroline=True,
-                     zerolinecolor="#A0AEC0", title_text="factor − 1 (drift above ±0.5% is "
-                     "reported)")
+    fig.update_xaxes(
+        ticksuffix="%",
+        range=[-limit, limit],
+        zeroline=True,
+        zerolinecolor="#A0AEC0",
+        title_text="factor − 1 (drift above ±0.5% is reported)",
+    )
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, height=max(200, 26 * len(frame) + 110), legend=False)

@@ -17,8 +17,10 @@ def open_warehouse_read_only() -> duckdb.DuckDBPyConnection:
     (an in-process dbt run keeps its connection and DuckDB refuses a second configuration)."""
     db = warehouse_path()
     if not db.exists():
-        raise click.ClickException(f"no warehouse at {db} (set KUBELEDGER_DB, or run "
-                                   "`kubeledger load` and `kubeledger build` first)")
+        raise click.ClickException(
+            f"no warehouse at {db} (set KUBELEDGER_DB, or run "
+            "`kubeledger load` and `kubeledger build` first)"
+        )
     try:
         return duckdb.connect(str(db), read_only=True)
     except duckdb.ConnectionException:
@@ -27,10 +29,16 @@ def open_warehouse_read_only() -> duckdb.DuckDBPyConnection:
 
 @click.command("report")
 @click.option("--month", required=True, help="The month, YYYY-MM (UTC days).")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="The HTML file to write [default: reports/report-<month>.html].")
-@click.option("--top", default=25, show_default=True,
-              help="How many unallocated resources to list.")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The HTML file to write [default: reports/report-<month>.html].",
+)
+@click.option(
+    "--top", default=25, show_default=True, help="How many unallocated resources to list."
+)
 def report(month: str, out_path: Path | None, top: int) -> None:
     """Write the month's chargeback report: bill, invoice bridge, teams, idle, health."""
     try:
@@ -48,12 +56,16 @@ def report(month: str, out_path: Path | None, top: int) -> None:
         con.close()
     write_report(data, out_path)
     bill = data.bill
-    click.echo(f"    org bill {money(bill.total, bill.currency)} ({bill.state.upper()}, "
-               f"status {bill.status}), {bill.line_count} lines")
+    click.echo(
+        f"    org bill {money(bill.total, bill.currency)} ({bill.state.upper()}, "
+        f"status {bill.status}), {bill.line_count} lines"
+    )
     if data.headline:
-        click.echo(f"    idle {pct(data.headline.get('idle_pct'))}, ownership coverage "
-                   f"{pct(data.headline.get('ownership_coverage_pct'))}, reconciled "
-                   f"{pct(data.headline.get('reconciled_pct'))}")
+        click.echo(
+            f"    idle {pct(data.headline.get('idle_pct'))}, ownership coverage "
+            f"{pct(data.headline.get('ownership_coverage_pct'))}, reconciled "
+            f"{pct(data.headline.get('reconciled_pct'))}"
+        )
     for section, reason in sorted(data.missing.items()):
         click.echo(f"    {section}: not available ({reason})")
     click.echo(f"    wrote {out_path} ({out_path.stat().st_size / 1e6:.1f} MB, opens offline)")

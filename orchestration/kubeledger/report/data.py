@@ -106,10 +106,25 @@ def _dec(value: Any) -> Decimal:
 # --- the bill -----------------------------------------------------------------------------
 
 
-LINE_COLUMNS = ["bill_state", "bill_id", "cluster_id", "cost_family", "line_key", "line_id",
-                "is_unassigned", "estimated_cost", "billed_cost", "correction_delta_cost",
-                "corrected_billed_cost", "target_cost", "factor", "is_reconciled", "basis",
-                "close_status", "is_carry_cent"]
+LINE_COLUMNS = [
+    "bill_state",
+    "bill_id",
+    "cluster_id",
+    "cost_family",
+    "line_key",
+    "line_id",
+    "is_unassigned",
+    "estimated_cost",
+    "billed_cost",
+    "correction_delta_cost",
+    "corrected_billed_cost",
+    "target_cost",
+    "factor",
+    "is_reconciled",
+    "basis",
+    "close_status",
+    "is_carry_cent",
+]
 
 SEALED_LINES_SQL = """
 with corrections as (
@@ -164,11 +179,14 @@ NO_CORRECTIONS = """(
 
 def is_sealed(con: duckdb.DuckDBPyConnection, month: str) -> bool:
     """Whether the sealed store holds a bill for `month`."""
-    if not all(relation_exists(con, "sealed", t)
-               for t in ("sealed_bills", "sealed_bill_lines", "sealed_bill_clusters")):
+    if not all(
+        relation_exists(con, "sealed", t)
+        for t in ("sealed_bills", "sealed_bill_lines", "sealed_bill_clusters")
+    ):
         return False
-    row = con.execute("select count(*) from sealed.sealed_bills where bill_month = ?",
-                      [month]).fetchone()
+    row = con.execute(
+        "select count(*) from sealed.sealed_bills where bill_month = ?", [month]
+    ).fetchone()
     return bool(row and row[0])
 
 
@@ -180,8 +198,7 @@ def _bill_lines(con: duckdb.DuckDBPyConnection, month: str) -> pd.DataFrame:
             if relation_exists(con, "sealed", "correction_bill_lines")
             else NO_CORRECTIONS
         )
-        rows = _rows(con, SEALED_LINES_SQL.format(corrections=corrections),
-                     [month, month, month])
+        rows = _rows(con, SEALED_LINES_SQL.format(corrections=corrections), [month, month, month])
         return pd.DataFrame(rows, columns=LINE_COLUMNS)
     if not relation_exists(con, "marts", "fct_bill_lines_monthly"):
         raise ReportError(
@@ -202,8 +219,12 @@ def _bill_lines(con: duckdb.DuckDBPyConnection, month: str) -> pd.DataFrame:
 
 def _currency(con: duckdb.DuckDBPyConnection, month: str) -> str:
     for schema, table, sql, params in (
-        ("marts", "fct_bill_close_status",
-         "select min(currency) from marts.fct_bill_close_status where bill_month = ?", [month]),
+        (
+            "marts",
+            "fct_bill_close_status",
+            "select min(currency) from marts.fct_bill_close_status where bill_month = ?",
+            [month],
+        ),
         ("config", "settings", "select min(currency) from config.settings", []),
     ):
         if relation_exists(con, schema, table):
@@ -241,27 +262,52 @@ def _bill_status(slices: pd.DataFrame) -> str:
     return "partial" if reconciled.any() else "none"
 
 
-def _bridge(con: duckdb.DuckDBPyConnection, month: str, lines: pd.DataFrame, sealed: bool
-            ) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
+def _bridge(
+    con: duckdb.DuckDBPyConnection, month: str, lines: pd.DataFrame, sealed: bool
+) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
     """Per cluster and family: estimate → factor → billed, and the close status rows.
 
     A sealed month reads the slices as sealed: from fct_bill_close_status when it already
     shows the seal (it then also says whether a correction is pending), else straight from
     sealed.sealed_bill_clusters. An open month reads fct_bill_close_status's draft.
     """
-    columns = ["bill_state", "cluster_id", "cost_family", "estimated_cost", "invoice_cost",
-               "target_cost", "billed_cost", "factor", "basis", "is_reconciled", "close_status",
-               "reason", "link_state", "days_due", "days_missing", "missing_dates",
-               "deadline_date", "closable_from_date", "has_factor_drift",
-               "has_pending_correction", "anomaly"]
+    columns = [
+        "bill_state",
+        "cluster_id",
+        "cost_family",
+        "estimated_cost",
+        "invoice_cost",
+        "target_cost",
+        "billed_cost",
+        "factor",
+        "basis",
+        "is_reconciled",
+        "close_status",
+        "reason",
+        "link_state",
+        "days_due",
+        "days_missing",
+        "missing_dates",
+        "deadline_date",
+        "closable_from_date",
+        "has_factor_drift",
+        "has_pending_correction",
+        "anomaly",
+    ]
     wanted_state = "sealed" if sealed else "draft"
     candidates = [("marts", "fct_bill_close_status", columns)]
     if sealed:
-        candidates.append((
-            "sealed", "sealed_bill_clusters",
-            ["'sealed' as bill_state" if c == "bill_state" else c
-             for c in columns if c != "has_pending_correction"],
-        ))
+        candidates.append(
+            (
+                "sealed",
+                "sealed_bill_clusters",
+                [
+                    "'sealed' as bill_state" if c == "bill_state" else c
+                    for c in columns
+                    if c != "has_pending_correction"
+                ],
+            )
+        )
     for schema, table, wanted in candidates:
         if not relation_exists(con, schema, table):
             continue
@@ -283,29 +329,35 @@ def _bridge(con: duckdb.DuckDBPyConnection, month: str, lines: pd.DataFrame, sea
         return pd.DataFrame(columns=columns), "marts.fct_bill_lines_monthly", None
     grouped = []
     for (cluster, family), group in lines.groupby(["cluster_id", "cost_family"], sort=True):
-        grouped.append({
-            "cluster_id": cluster,
-            "cost_family": family,
-            "estimated_cost": sum((_dec(v) for v in group["estimated_cost"]), ZERO),
-            "invoice_cost": None,
-            "target_cost": _dec(group["target_cost"].iloc[0]),
-            "billed_cost": sum((_dec(v) for v in group["billed_cost"]), ZERO),
-            "factor": group["factor"].iloc[0],
-            "basis": group["basis"].iloc[0],
-            "is_reconciled": bool(group["is_reconciled"].iloc[0]),
-            "close_status": group["close_status"].iloc[0],
-        })
+        grouped.append(
+            {
+                "cluster_id": cluster,
+                "cost_family": family,
+                "estimated_cost": sum((_dec(v) for v in group["estimated_cost"]), ZERO),
+                "invoice_cost": None,
+                "target_cost": _dec(group["target_cost"].iloc[0]),
+                "billed_cost": sum((_dec(v) for v in group["billed_cost"]), ZERO),
+                "factor": group["factor"].iloc[0],
+                "basis": group["basis"].iloc[0],
+                "is_reconciled": bool(group["is_reconciled"].iloc[0]),
+                "close_status": group["close_status"].iloc[0],
+            }
+        )
     return pd.DataFrame(grouped), "marts.fct_bill_lines_monthly", None
 
 
-def _bill_summary(con: duckdb.DuckDBPyConnection, month: str, lines: pd.DataFrame,
-                  bridge: pd.DataFrame) -> BillSummary:
+def _bill_summary(
+    con: duckdb.DuckDBPyConnection, month: str, lines: pd.DataFrame, bridge: pd.DataFrame
+) -> BillSummary:
     currency = _currency(con, month)
     total = sum((_dec(v) for v in lines["billed_cost"]), ZERO).quantize(CENT)
     corrected = sum((_dec(v) for v in lines["corrected_billed_cost"]), ZERO).quantize(CENT)
     estimated = sum((_dec(v) for v in lines["estimated_cost"]), ZERO)
-    invoices = [_dec(v) for v in bridge.get("invoice_cost", pd.Series(dtype=object))
-                if v is not None and not (isinstance(v, float) and pd.isna(v))]
+    invoices = [
+        _dec(v)
+        for v in bridge.get("invoice_cost", pd.Series(dtype=object))
+        if v is not None and not (isinstance(v, float) and pd.isna(v))
+    ]
     states = set(lines["bill_state"]) if not lines.empty else set()
     state = "sealed" if "sealed" in states else ("draft" if states else "empty")
     summary = BillSummary(
@@ -339,8 +391,9 @@ def _bill_summary(con: duckdb.DuckDBPyConnection, month: str, lines: pd.DataFram
         if sealed["invoice_cost"] is not None:
             summary.invoice_total = sealed["invoice_cost"]
     elif state == "sealed":
-        summary.bill_id = str(lines["bill_id"].dropna().iloc[0]) if lines["bill_id"].notna().any(
-        ) else None
+        summary.bill_id = (
+            str(lines["bill_id"].dropna().iloc[0]) if lines["bill_id"].notna().any() else None
+        )
     return summary
 
 
@@ -379,8 +432,9 @@ def _headline(con: duckdb.DuckDBPyConnection, args: list[Any]) -> dict[str, Any]
     return row
 
 
-def _team_costs(con: duckdb.DuckDBPyConnection, args: list[Any]
-                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _team_costs(
+    con: duckdb.DuckDBPyConnection, args: list[Any]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     daily = _frame(
         con,
         """
@@ -461,8 +515,9 @@ def _efficiency(con: duckdb.DuckDBPyConnection, args: list[Any], level: str) -> 
     )
 
 
-def _unallocated(con: duckdb.DuckDBPyConnection, args: list[Any], top: int
-                 ) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _unallocated(
+    con: duckdb.DuckDBPyConnection, args: list[Any], top: int
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     frame = _frame(
         con,
         """
@@ -487,8 +542,9 @@ def _unallocated(con: duckdb.DuckDBPyConnection, args: list[Any], top: int
     return frame.head(top).reset_index(drop=True), summary
 
 
-def _health(con: duckdb.DuckDBPyConnection, args: list[Any]
-            ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+def _health(
+    con: duckdb.DuckDBPyConnection, args: list[Any]
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     if relation_exists(con, "marts", "fct_data_health_daily"):
         try:
             daily = _frame(
@@ -564,8 +620,9 @@ def _health(con: duckdb.DuckDBPyConnection, args: list[Any]
     return daily, summary, "marts.fct_reconciliation_daily"
 
 
-def _optional(data: ReportData, section: str, con: duckdb.DuckDBPyConnection,
-              tables: tuple[str, ...], load) -> None:
+def _optional(
+    data: ReportData, section: str, con: duckdb.DuckDBPyConnection, tables: tuple[str, ...], load
+) -> None:
     """Run `load()` when every mart it reads exists; else note why the section is missing."""
     absent = [t for t in tables if not relation_exists(con, "marts", t)]
     if absent:
@@ -579,8 +636,7 @@ def _optional(data: ReportData, section: str, con: duckdb.DuckDBPyConnection,
         data.missing[section] = f"could not read {', '.join(tables)}: {exc}".splitlines()[0]
 
 
-def load_report_data(con: duckdb.DuckDBPyConnection, month: str, *, top: int = 25
-                     ) -> ReportData:
+def load_report_data(con: duckdb.DuckDBPyConnection, month: str, *, top: int = 25) -> ReportData:
     """Everything the report shows for `month` (YYYY-MM)."""
     first, last = parse_month(month)
     args = [first, last]

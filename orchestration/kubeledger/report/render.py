@@ -106,14 +106,19 @@ def warning(value: Any) -> str:
 Column = tuple[str, str, Callable[[Any], str], str]  # key, header, formatter, css class
 
 
-def table(rows: Iterable[dict[str, Any]], columns: Sequence[Column], *,
-          footer: dict[str, Any] | None = None, css: str = "") -> str:
-    head = "".join(f'<th class="{cls}">{html.escape(title)}</th>'
-                   for _, title, _, cls in columns)
+def table(
+    rows: Iterable[dict[str, Any]],
+    columns: Sequence[Column],
+    *,
+    footer: dict[str, Any] | None = None,
+    css: str = "",
+) -> str:
+    head = "".join(f'<th class="{cls}">{html.escape(title)}</th>' for _, title, _, cls in columns)
     body = []
     for row in rows:
-        cells = "".join(f'<td class="{cls}">{fmt(row.get(key))}</td>'
-                        for key, _, fmt, cls in columns)
+        cells = "".join(
+            f'<td class="{cls}">{fmt(row.get(key))}</td>' for key, _, fmt, cls in columns
+        )
         row_class = f' class="{row["_class"]}"' if row.get("_class") else ""
         body.append(f"<tr{row_class}>{cells}</tr>")
     foot = ""
@@ -123,8 +128,10 @@ def table(rows: Iterable[dict[str, Any]], columns: Sequence[Column], *,
             for key, _, fmt, cls in columns
         )
         foot = f"<tfoot><tr>{cells}</tr></tfoot>"
-    return (f'<div class="table-wrap"><table class="{css}"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody>{foot}</table></div>")
+    return (
+        f'<div class="table-wrap"><table class="{css}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody>{foot}</table></div>"
+    )
 
 
 def records(frame: pd.DataFrame | None) -> list[dict[str, Any]]:
@@ -137,8 +144,14 @@ def records(frame: pd.DataFrame | None) -> list[dict[str, Any]]:
 
 
 def chart(fig: go.Figure, chart_id: str) -> str:
-    div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"chart-{chart_id}",
-                      config=PLOT_CONFIG, default_height=f"{fig.layout.height or 380}px")
+    div = pio.to_html(
+        fig,
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=f"chart-{chart_id}",
+        config=PLOT_CONFIG,
+        default_height=f"{fig.layout.height or 380}px",
+    )
     return f'<div class="chart" data-chart="{chart_id}">{div}</div>'
 
 
@@ -151,14 +164,18 @@ def unavailable(reason: str) -> str:
 
 
 def section(key: str, title: str, lede: str, body: str) -> str:
-    return (f'<section class="card" id="{key}" data-section="{key}">'
-            f"<h2>{html.escape(title)}</h2><p class=\"lede\">{lede}</p>{body}</section>")
+    return (
+        f'<section class="card" id="{key}" data-section="{key}">'
+        f'<h2>{html.escape(title)}</h2><p class="lede">{lede}</p>{body}</section>'
+    )
 
 
 def tile(label: str, value: str, note: str = "", tone: str = "") -> str:
-    return (f'<div class="tile {tone}"><div class="tile-label">{html.escape(label)}</div>'
-            f'<div class="tile-value">{value}</div>'
-            f'<div class="tile-note">{note}</div></div>')
+    return (
+        f'<div class="tile {tone}"><div class="tile-label">{html.escape(label)}</div>'
+        f'<div class="tile-value">{value}</div>'
+        f'<div class="tile-note">{note}</div></div>'
+    )
 
 
 # --- sections -----------------------------------------------------------------------------
@@ -180,39 +197,72 @@ def _state_badge(data: ReportData) -> str:
 def _headline(data: ReportData) -> str:
     bill, head, cur = data.bill, data.headline, data.bill.currency
     tiles = [
-        tile("Org bill", f'<span id="org-bill-total" data-org-bill-total="{bill.total}">'
-             f"{money(bill.total, cur)}</span>",
-             f"{_state_badge(data)} status {html.escape(bill.status)} · "
-             f"{bill.line_count} lines · {bill.cluster_count} clusters",
-             "primary"),
-        tile("Invoice slices", money(bill.invoice_total, cur),
-             f"ledger estimate {money(bill.estimated_total, cur)}"
-             + (f" · blended factor {factor(bill.blended_factor)}"
-                if bill.blended_factor is not None else "")
-             + (f" · at estimate: {text(', '.join(bill.estimated_clusters))}"
-                if bill.estimated_clusters else "")),
+        tile(
+            "Org bill",
+            f'<span id="org-bill-total" data-org-bill-total="{bill.total}">'
+            f"{money(bill.total, cur)}</span>",
+            f"{_state_badge(data)} status {html.escape(bill.status)} · "
+            f"{bill.line_count} lines · {bill.cluster_count} clusters",
+            "primary",
+        ),
+        tile(
+            "Invoice slices",
+            money(bill.invoice_total, cur),
+            f"ledger estimate {money(bill.estimated_total, cur)}"
+            + (
+                f" · blended factor {factor(bill.blended_factor)}"
+                if bill.blended_factor is not None
+                else ""
+            )
+            + (
+                f" · at estimate: {text(', '.join(bill.estimated_clusters))}"
+                if bill.estimated_clusters
+                else ""
+            ),
+        ),
     ]
     if head:
         tiles += [
-            tile("Cost in scope", money(head.get("cost_in_scope"), cur),
-                 f"{head.get('clusters', 0)} clusters, daily ledger"),
-            tile("Idle", pct(head.get("idle_pct")), money(head.get("idle_cost"), cur),
-                 "warn" if (head.get("idle_pct") or 0) > 0.3 else ""),
-            tile("Platform (shared)", pct(head.get("platform_pct")),
-                 money(head.get("shared_cost"), cur)),
-            tile("Ownership coverage", pct(head.get("ownership_coverage_pct")),
-                 "cost ending with a team or cost center",
-                 "good" if (head.get("ownership_coverage_pct") or 0) >= 0.9 else "warn"),
-            tile("Reconciled to invoice", pct(head.get("reconciled_pct")),
-                 f"{head.get('complete_days', 0)} of {head.get('cluster_days', 0)} "
-                 "cluster-days complete",
-                 "good" if (head.get("reconciled_pct") or 0) >= 0.99 else "warn"),
+            tile(
+                "Cost in scope",
+                money(head.get("cost_in_scope"), cur),
+                f"{head.get('clusters', 0)} clusters, daily ledger",
+            ),
+            tile(
+                "Idle",
+                pct(head.get("idle_pct")),
+                money(head.get("idle_cost"), cur),
+                "warn" if (head.get("idle_pct") or 0) > 0.3 else "",
+            ),
+            tile(
+                "Platform (shared)",
+                pct(head.get("platform_pct")),
+                money(head.get("shared_cost"), cur),
+            ),
+            tile(
+                "Ownership coverage",
+                pct(head.get("ownership_coverage_pct")),
+                "cost ending with a team or cost center",
+                "good" if (head.get("ownership_coverage_pct") or 0) >= 0.9 else "warn",
+            ),
+            tile(
+                "Reconciled to invoice",
+                pct(head.get("reconciled_pct")),
+                f"{head.get('complete_days', 0)} of {head.get('cluster_days', 0)} "
+                "cluster-days complete",
+                "good" if (head.get("reconciled_pct") or 0) >= 0.99 else "warn",
+            ),
         ]
     if data.unallocated_summary:
         summary = data.unallocated_summary
-        tiles.append(tile("Unallocated", money(summary.get("total"), cur),
-                          f"{_plural(summary.get('count', 0), 'resource')} nothing claims",
-                          "warn" if summary.get("count") else "good"))
+        tiles.append(
+            tile(
+                "Unallocated",
+                money(summary.get("total"), cur),
+                f"{_plural(summary.get('count', 0), 'resource')} nothing claims",
+                "warn" if summary.get("count") else "good",
+            )
+        )
     return f'<div class="tiles">{"".join(tiles)}</div>'
 
 
@@ -224,8 +274,11 @@ def _bill_section(data: ReportData) -> str:
             '<div class="banner sealed"><strong>Sealed bill</strong> '
             f"{text(bill.bill_id)} · status <strong>{text(bill.status)}</strong>"
             f" · sealed {day(bill.sealed_at)} · as of {day(bill.as_of_date)}"
-            + (f" · billed at estimate: {text(', '.join(bill.estimated_clusters))}"
-               if bill.estimated_clusters else "")
+            + (
+                f" · billed at estimate: {text(', '.join(bill.estimated_clusters))}"
+                if bill.estimated_clusters
+                else ""
+            )
             + ". Written once; corrections are separate bills.</div>"
         )
     elif bill.state == "draft":
@@ -249,8 +302,7 @@ def _bill_section(data: ReportData) -> str:
     pivot_rows.sort(key=lambda r: (-r["total"], r["line_key"]))
     footer: dict[str, Any] = {"line_key": "Org bill"}
     for cluster in clusters:
-        footer[cluster] = sum(lines.loc[lines["cluster_id"] == cluster, "billed_cost"],
-                              Decimal(0))
+        footer[cluster] = sum(lines.loc[lines["cluster_id"] == cluster, "billed_cost"], Decimal(0))
     footer["total"] = bill.total
     money_fmt: Callable[[Any], str] = lambda v: money(v, cur)  # noqa: E731
     pivot_columns: list[Column] = [("line_key", "Line (cost center)", text, "")]
@@ -258,9 +310,11 @@ def _bill_section(data: ReportData) -> str:
     pivot_columns.append(("total", "Total", money_fmt, "num strong"))
     corrections = ""
     if bill.corrected_total != bill.total:
-        corrections = (f'<p class="note">With corrections: <strong>'
-                       f"{money(bill.corrected_total, cur)}</strong> "
-                       f"({money(bill.corrected_total - bill.total, cur)}).</p>")
+        corrections = (
+            f'<p class="note">With corrections: <strong>'
+            f"{money(bill.corrected_total, cur)}</strong> "
+            f"({money(bill.corrected_total - bill.total, cur)}).</p>"
+        )
     detail_columns: list[Column] = [
         ("cluster_id", "Cluster", text, ""),
         ("cost_family", "Family", text, ""),
@@ -271,17 +325,19 @@ def _bill_section(data: ReportData) -> str:
         ("correction_delta_cost", "Corrections", money_fmt, "num"),
         ("basis", "Basis", text, ""),
     ]
-    detail = (f"<details><summary>All {len(lines)} bill lines</summary>"
-              f"{table(records(lines), detail_columns, css='compact')}</details>")
-    return (banner
-            + '<div class="split">'
-            + chart(charts.bill_chart(lines, charts_symbol(cur)), "bill")
-            + table(pivot_rows, pivot_columns, footer=footer)
-            + "</div>" + corrections + detail)
-
-
-def charts_symbol(currency: str) -> str:
-    return currency_symbol(currency)
+    detail = (
+        f"<details><summary>All {len(lines)} bill lines</summary>"
+        f"{table(records(lines), detail_columns, css='compact')}</details>"
+    )
+    return (
+        banner
+        + '<div class="split">'
+        + chart(charts.bill_chart(lines, currency_symbol(cur)), "bill")
+        + table(pivot_rows, pivot_columns, footer=footer)
+        + "</div>"
+        + corrections
+        + detail
+    )
 
 
 def _bridge_section(data: ReportData) -> str:
@@ -295,15 +351,24 @@ def _bridge_section(data: ReportData) -> str:
             rows.append(row)
         estimate = sum((Decimal(str(v)) for v in group["estimated_cost"]), Decimal(0))
         billed = sum((Decimal(str(v)) for v in group["billed_cost"]), Decimal(0))
-        invoices = [v for v in group["invoice_cost"] if v is not None and not pd.isna(v)] \
-            if "invoice_cost" in group else []
-        rows.append({
-            "cluster_id": f"{cluster} total", "cost_family": "", "estimated_cost": estimate,
-            "invoice_cost": sum(invoices, Decimal(0)) if invoices else None,
-            "billed_cost": billed,
-            "factor": (billed / estimate) if estimate else None, "basis": "",
-            "is_reconciled": "", "_class": "subtotal",
-        })
+        invoices = (
+            [v for v in group["invoice_cost"] if v is not None and not pd.isna(v)]
+            if "invoice_cost" in group
+            else []
+        )
+        rows.append(
+            {
+                "cluster_id": f"{cluster} total",
+                "cost_family": "",
+                "estimated_cost": estimate,
+                "invoice_cost": sum(invoices, Decimal(0)) if invoices else None,
+                "billed_cost": billed,
+                "factor": (billed / estimate) if estimate else None,
+                "basis": "",
+                "is_reconciled": "",
+                "_class": "subtotal",
+            }
+        )
     columns: list[Column] = [
         ("cluster_id", "Cluster", text, ""),
         ("cost_family", "Family", text, ""),
@@ -314,16 +379,24 @@ def _bridge_section(data: ReportData) -> str:
         ("basis", "Basis", text, ""),
         ("is_reconciled", "Reconciled", flag, "center"),
     ]
-    html_table = table(rows, columns, footer={
-        "cluster_id": "Org", "estimated_cost": data.bill.estimated_total,
-        "factor": data.bill.blended_factor, "invoice_cost": data.bill.invoice_total,
-        "billed_cost": data.bill.total,
-    })
-    return (chart(charts.bridge_chart(bridge, currency_symbol(cur)), "bridge")
-            + html_table
-            + f'<p class="note">Source: {text(data.bridge_source)}. Factor = billed / '
-            "ledger estimate per cluster and cost family; the lines are rounded down to the "
-            "cent and the leftover cents go to the largest lines (SPEC §9).</p>")
+    html_table = table(
+        rows,
+        columns,
+        footer={
+            "cluster_id": "Org",
+            "estimated_cost": data.bill.estimated_total,
+            "factor": data.bill.blended_factor,
+            "invoice_cost": data.bill.invoice_total,
+            "billed_cost": data.bill.total,
+        },
+    )
+    return (
+        chart(charts.bridge_chart(bridge, currency_symbol(cur)), "bridge")
+        + html_table
+        + f'<p class="note">Source: {text(data.bridge_source)}. Factor = billed / '
+        "ledger estimate per cluster and cost family; the lines are rounded down to the "
+        "cent and the leftover cents go to the largest lines (SPEC §9).</p>"
+    )
 
 
 def _teams_section(data: ReportData, colours: dict[str, str]) -> str:
@@ -336,8 +409,10 @@ def _teams_section(data: ReportData, colours: dict[str, str]) -> str:
     rows = records(month)
     for row in rows:
         row["share"] = (row["total_cost"] / total) if total else None
-        row["team_label"] = (f'<span class="swatch" style="background:'
-                             f'{colours.get(row["team"], "#999")}"></span>{text(row["team"])}')
+        row["team_label"] = (
+            f'<span class="swatch" style="background:'
+            f'{colours.get(row["team"], "#999")}"></span>{text(row["team"])}'
+        )
     columns: list[Column] = [
         ("team_label", "Team", lambda v: v, ""),
         ("total_cost", "Total", money_fmt, "num strong"),
@@ -349,14 +424,21 @@ def _teams_section(data: ReportData, colours: dict[str, str]) -> str:
         ("unallocated_cost", "Unallocated", money_fmt, "num"),
     ]
     footer: dict[str, Any] = {"team_label": "All teams", "share": 1.0 if total else None}
-    for key in ("total_cost", "direct_cost", "platform_share_cost", "idle_cost",
-                "unattributed_cost", "unallocated_cost"):
+    for key in (
+        "total_cost",
+        "direct_cost",
+        "platform_share_cost",
+        "idle_cost",
+        "unattributed_cost",
+        "unallocated_cost",
+    ):
         footer[key] = float(month[key].sum()) if not month.empty else 0.0
-    return (chart(charts.team_daily_chart(data.team_daily, colours, currency_symbol(cur)),
-                  "teams")
-            + table(rows, columns, footer=footer)
-            + '<p class="note">Daily ledger after distribution (fct_owner_costs_daily); the '
-            "bill above scales it to the invoice per cluster and cost family.</p>")
+    return (
+        chart(charts.team_daily_chart(data.team_daily, colours, currency_symbol(cur)), "teams")
+        + table(rows, columns, footer=footer)
+        + '<p class="note">Daily ledger after distribution (fct_owner_costs_daily); the '
+        "bill above scales it to the invoice per cluster and cost family.</p>"
+    )
 
 
 def _idle_section(data: ReportData) -> str:
@@ -382,10 +464,12 @@ def _idle_section(data: ReportData) -> str:
         ("idle_pct", "Idle %", pct, "num"),
         ("platform_pct", "Platform %", pct, "num"),
     ]
-    return (chart(charts.split_chart(data.cluster_split), "idle")
-            + table(rows, columns)
-            + '<p class="note">Idle % = (workload idle + infrastructure idle) / cost; '
-            "platform % = platform (shared) cost / cost (fct_cluster_costs_daily).</p>")
+    return (
+        chart(charts.split_chart(data.cluster_split), "idle")
+        + table(rows, columns)
+        + '<p class="note">Idle % = (workload idle + infrastructure idle) / cost; '
+        "platform % = platform (shared) cost / cost (fct_cluster_costs_daily).</p>"
+    )
 
 
 def _efficiency_section(data: ReportData) -> str:
@@ -399,12 +483,14 @@ def _efficiency_section(data: ReportData) -> str:
         ("compute_cost", "Pod compute cost", money_fmt, "num"),
         ("waste_cost", "Waste (requested, unused)", money_fmt, "num"),
     ]
-    return ('<div class="split">'
-            + chart(charts.efficiency_chart(data.efficiency_teams, currency_symbol(cur)),
-                    "efficiency")
-            + table(records(data.efficiency_clusters), columns) + "</div>"
-            + '<p class="note">Efficiency = usage / request per pod and resource, rolled up '
-            "weighted by cost: Σ(efficiency × cost) / Σ cost (SPEC §12).</p>")
+    return (
+        '<div class="split">'
+        + chart(charts.efficiency_chart(data.efficiency_teams, currency_symbol(cur)), "efficiency")
+        + table(records(data.efficiency_clusters), columns)
+        + "</div>"
+        + '<p class="note">Efficiency = usage / request per pod and resource, rolled up '
+        "weighted by cost: Σ(efficiency × cost) / Σ cost (SPEC §12).</p>"
+    )
 
 
 def _unallocated_section(data: ReportData) -> str:
@@ -413,10 +499,11 @@ def _unallocated_section(data: ReportData) -> str:
     cur = data.bill.currency
     summary = data.unallocated_summary
     if not summary.get("count"):
-        return ('<p class="good-news">Nothing unallocated this month: every billed in-scope '
-                "resource is claimed by a node, volume or Service.</p>"
-                + chart(charts.unallocated_chart(data.unallocated, currency_symbol(cur)),
-                        "unallocated"))
+        return (
+            '<p class="good-news">Nothing unallocated this month: every billed in-scope '
+            "resource is claimed by a node, volume or Service.</p>"
+            + chart(charts.unallocated_chart(data.unallocated, currency_symbol(cur)), "unallocated")
+        )
     money_fmt: Callable[[Any], str] = lambda v: money(v, cur)  # noqa: E731
     columns: list[Column] = [
         ("resource_id", "Resource ID", lambda v: f"<code>{text(v)}</code>", "id"),
@@ -427,12 +514,13 @@ def _unallocated_section(data: ReportData) -> str:
         ("days", "Days", text, "num"),
         ("unallocated_cost", "Cost", money_fmt, "num strong"),
     ]
-    return (f'<p class="note">{_plural(summary["count"], "resource")}, '
-            f'{money(summary["total"], cur)} this month; the {summary["shown"]} costliest '
-            "below, with their IDs. Never spread into idle.</p>"
-            + chart(charts.unallocated_chart(data.unallocated, currency_symbol(cur)),
-                    "unallocated")
-            + table(records(data.unallocated), columns))
+    return (
+        f'<p class="note">{_plural(summary["count"], "resource")}, '
+        f"{money(summary['total'], cur)} this month; the {summary['shown']} costliest "
+        "below, with their IDs. Never spread into idle.</p>"
+        + chart(charts.unallocated_chart(data.unallocated, currency_symbol(cur)), "unallocated")
+        + table(records(data.unallocated), columns)
+    )
 
 
 def _health_section(data: ReportData) -> str:
@@ -463,11 +551,16 @@ def _health_section(data: ReportData) -> str:
             ("match_rate", "Match rate", pct, "num"),
             ("reconciled_pct", "Reconciled", pct, "num"),
         ]
-        note = ("Source: fct_reconciliation_daily (fct_data_health_daily is not in this "
-                "warehouse): a day is complete when usage and billing are present and no node "
-                "is on an estimate.")
-    return (chart(charts.health_chart(data.health_daily), "health")
-            + table(summary, columns) + f'<p class="note">{html.escape(note)}</p>')
+        note = (
+            "Source: fct_reconciliation_daily (fct_data_health_daily is not in this "
+            "warehouse): a day is complete when usage and billing are present and no node "
+            "is on an estimate."
+        )
+    return (
+        chart(charts.health_chart(data.health_daily), "health")
+        + table(summary, columns)
+        + f'<p class="note">{html.escape(note)}</p>'
+    )
 
 
 def _close_section(data: ReportData) -> str:
@@ -480,16 +573,20 @@ def _close_section(data: ReportData) -> str:
     first = rows[0] if rows else {}
     when = ""
     if data.bill.state != "sealed" and first.get("closable_from_date") is not None:
-        when = (f" Closable from {day(first.get('closable_from_date'))}; deadline "
-                f"{day(first.get('deadline_date'))} (blocked clusters then bill at their "
-                "estimate).")
-    verdict = (f"{len(blocked)} of {len(rows)} slices blocked." if blocked
-               else f"All {len(rows)} slices ready.")
+        when = (
+            f" Closable from {day(first.get('closable_from_date'))}; deadline "
+            f"{day(first.get('deadline_date'))} (blocked clusters then bill at their "
+            "estimate)."
+        )
+    verdict = (
+        f"{len(blocked)} of {len(rows)} slices blocked."
+        if blocked
+        else f"All {len(rows)} slices ready."
+    )
     columns: list[Column] = [
         ("cluster_id", "Cluster", text, ""),
         ("cost_family", "Family", text, ""),
-        ("close_status", "Status", lambda v: f'<span class="pill {text(v)}">{text(v)}</span>',
-         ""),
+        ("close_status", "Status", lambda v: f'<span class="pill {text(v)}">{text(v)}</span>', ""),
         ("reason", "Reason", text, ""),
         ("link_state", "Billing link", text, ""),
         ("days_missing", "Days missing", text, "num"),
@@ -500,9 +597,11 @@ def _close_section(data: ReportData) -> str:
         ("has_pending_correction", "Pending correction", warning, "center"),
     ]
     columns = [c for c in columns if c[0] in data.close_status.columns]
-    return (f'<p class="note"><strong>{html.escape(verdict)}</strong>{html.escape(when)}</p>'
-            + chart(charts.close_chart(data.close_status), "close")
-            + table(rows, columns, css="compact"))
+    return (
+        f'<p class="note"><strong>{html.escape(verdict)}</strong>{html.escape(when)}</p>'
+        + chart(charts.close_chart(data.close_status), "close")
+        + table(rows, columns, css="compact")
+    )
 
 
 # --- the page -----------------------------------------------------------------------------
@@ -618,21 +717,34 @@ code { background: #EDF2F7; border-radius: 4px; padding: 0 4px; }
 """
 
 LEDES = {
-    "bill": "What each cost center pays this month, per cluster: lines rounded to the cent "
-            "that add up exactly to the invoice.",
-    "bridge": "Per cluster and cost family, from the ledger's estimate to what is billed: the "
-              "invoice slice is the target, the factor scales every line to it.",
+    "bill": (
+        "What each cost center pays this month, per cluster: lines rounded to the cent "
+        "that add up exactly to the invoice."
+    ),
+    "bridge": (
+        "Per cluster and cost family, from the ledger's estimate to what is billed: the "
+        "invoice slice is the target, the factor scales every line to it."
+    ),
     "teams": "Every day's cost after shared and idle cost were distributed, by team.",
-    "idle": "Where each cluster's money went: used, reserved but idle, shared platform, "
-            "capacity nobody reserved, unclaimed disks and traffic, unallocated.",
-    "efficiency": "How much of what was reserved was used, weighted by cost — per team "
-                  "(chart) and per cluster (table).",
-    "unallocated": "Billed resources nothing in Kubernetes claims — find them, then tag or "
-                   "delete them.",
-    "health": "Whether the data behind each day is complete: usage and bill present, nodes "
-              "priced from the bill.",
-    "close": "Whether the month can close, per cluster and cost family, and the factor's "
-             "drift from 1.0 (reported above 0.5%).",
+    "idle": (
+        "Where each cluster's money went: used, reserved but idle, shared platform, "
+        "capacity nobody reserved, unclaimed disks and traffic, unallocated."
+    ),
+    "efficiency": (
+        "How much of what was reserved was used, weighted by cost — per team "
+        "(chart) and per cluster (table)."
+    ),
+    "unallocated": (
+        "Billed resources nothing in Kubernetes claims — find them, then tag or delete them."
+    ),
+    "health": (
+        "Whether the data behind each day is complete: usage and bill present, nodes "
+        "priced from the bill."
+    ),
+    "close": (
+        "Whether the month can close, per cluster and cost family, and the factor's "
+        "drift from 1.0 (reported above 0.5%)."
+    ),
 }
 
 
@@ -695,8 +807,7 @@ self-contained: opens offline</footer>
 """
 
 
-def write_report(data: ReportData, path: Path, *, generated_at: dt.datetime | None = None
-                 ) -> Path:
+def write_report(data: ReportData, path: Path, *, generated_at: dt.datetime | None = None) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_report(data, generated_at=generated_at), encoding="utf-8")

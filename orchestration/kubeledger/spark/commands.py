@@ -1,0 +1,52 @@
+"""`kubeledger spark load|build` (and `python -m kubeledger.spark`): the project on Spark."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from kubeledger.config import ConfigError
+from kubeledger.spark.runner import SparkWarehouse, build_on_spark, load_to_spark
+
+
+@click.group()
+def spark() -> None:
+    """Run the project on Spark (profile target `spark`; KUBELEDGER_SPARK_DIR says where)."""
+
+
+@spark.command()
+@click.argument("landing_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def load(landing_dir: Path) -> None:
+    """Load a landing folder and register its raw and config tables in Spark (Parquet)."""
+    from kubeledger.load import LoadError
+
+    warehouse = SparkWarehouse.from_env()
+    started = time.monotonic()
+    try:
+        summary = load_to_spark(landing_dir, warehouse)
+    except (LoadError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"    {summary.total_line()}")
+    click.echo(f"    loaded into Spark at {warehouse.root} in {time.monotonic() - started:.1f}s")
+
+
+@spark.command()
+@click.option("--start", default=None, help="First day to (re)allocate, YYYY-MM-DD.")
+@click.option("--end", default=None, help="Last day to (re)allocate (default: --start).")
+@click.option("--full-refresh", is_flag=True, help="Rebuild every incremental model.")
+@click.option("--select", default=None, help="A dbt selector, e.g. marts.")
+def build(start: str | None, end: str | None, full_refresh: bool, select: str | None) -> None:
+    """Seed and build the project on Spark (models and data tests)."""
+    from kubeledger.warehouse import DbtError
+
+    dbt_vars = {"start_date": start, "end_date": end or start} if start else None
+    started = time.monotonic()
+    try:
+        build_on_spark(
+            dbt_vars=dbt_vars, select=select, full_refresh=full_refresh, progress=click.echo
+        )
+    except (DbtError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"    built on Spark in {time.monotonic() - started:.1f}s")
