@@ -72,6 +72,8 @@ final as (
         {{ safe_divide('weighted_memory_efficiency', 'memory_cost') }} as memory_efficiency,
         {{ safe_divide('weighted_cpu_efficiency + weighted_memory_efficiency',
                        'cpu_cost + memory_cost') }} as total_efficiency,
+        cpu_cost,
+        memory_cost,
         cpu_cost + memory_cost as compute_cost,
         waste_cost
     from rollups
