@@ -191,6 +191,7 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
 
 
 def test_retention_prunes_billing_past_90_days_but_keeps_the_sealed_lines(fleet, db):
+    from kubeledger.close.seal import ensure_sealed_schema
     from kubeledger.dagster.definitions import defs
 
     per_day = (
@@ -203,13 +204,20 @@ def test_retention_prunes_billing_past_90_days_but_keeps_the_sealed_lines(fleet,
         "and charge_date = date '2026-10-01' order by source_row_number limit 1",
     )[0]
     with duckdb.connect(str(db)) as con:
-        # the one table of the sealed store retention reads (kubeledger.close.seal makes it)
-        con.execute("create schema sealed")
+        # a sealed October that references the first of Oct 1's AWS lines
+        ensure_sealed_schema(con)
         con.execute(
-            "create table sealed.sealed_billing_line_refs "
-            "(bill_id varchar, billing_line_id varchar)"
+            "insert into sealed.sealed_bills (bill_month, bill_id, month_start_date, "
+            "bill_status, target_cost, billed_cost, estimated_cost, slice_count, "
+            "reconciled_slice_count, cluster_count, line_count, billing_line_count, "
+            "as_of_date, sealed_at, ledger_version) values ('2026-10', 'b1', date '2026-10-01', "
+            "'partial', 1, 1, 1, 1, 0, 1, 1, 1, date '2026-11-10', now(), 'test')"
         )
-        con.execute("insert into sealed.sealed_billing_line_refs values ('b1', ?)", [sealed_id])
+        con.execute(
+            "insert into sealed.sealed_billing_line_refs (bill_id, bill_month, cluster_id, "
+            "cost_family, billing_line_id) values ('b1', '2026-10', 'eks-prod', 'compute', ?)",
+            [sealed_id],
+        )
 
     # 90 days before 2026-12-31 is 2026-10-02: Oct 1 is past retention, Oct 2 is not
     result = defs.resolve_job_def("raw_billing_retention").execute_in_process(
