@@ -38,6 +38,21 @@ test: $(STAMP) browser
 	$(MAKE) lint
 	$(BIN)/pytest tests -q
 
+DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
+UI_PORT ?= 3000
+
+# The Dagster UI (webserver + daemon) on the demo warehouse; builds the demo when missing.
+ui: $(STAMP)
+	@test -f $(DEMO_DIR)/kubeledger.duckdb || $(MAKE) demo
+	@mkdir -p $(DAGSTER_HOME_DIR)
+	cp orchestration/kubeledger/dagster/dagster.yaml $(DAGSTER_HOME_DIR)/dagster.yaml
+	DAGSTER_HOME=$(DAGSTER_HOME_DIR) \
+	KUBELEDGER_DB=$(CURDIR)/$(DEMO_DIR)/kubeledger.duckdb \
+	KUBELEDGER_CONFIG=$(CURDIR)/$(DEMO_DIR)/kubeledger.yml \
+	KUBELEDGER_LANDING=$(CURDIR)/$(DEMO_DIR)/landing \
+	KUBELEDGER_AS_OF=$(AS_OF) KUBELEDGER_PARTITIONS_START=2026-10-01 \
+	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
+
 DOCS_PORT ?= 8080
 # dbt docs (marts, metrics, exposures, business descriptions) on http://localhost:$(DOCS_PORT)
 docs: $(STAMP)

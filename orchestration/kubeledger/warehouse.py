@@ -40,6 +40,7 @@ def connect(
 def prepare_warehouse(db_path: Path | None = None, config: Config | None = None) -> Config:
     """Validate the configuration and write it, with every raw table, into the warehouse."""
     from kubeledger.close.seal import ensure_sealed_schema
+    from kubeledger.dagster.ops_tables import ensure_ops_schema
     from kubeledger.load import ensure_raw_schema
 
     config = config if config is not None else load_config(config_path())
@@ -47,6 +48,7 @@ def prepare_warehouse(db_path: Path | None = None, config: Config | None = None)
         ensure_raw_schema(con)
         # the sealed tables exist from the start, so the bill marts always union them in
         ensure_sealed_schema(con)
+        ensure_ops_schema(con)
         write_config_tables(con, config)
     return config
 
