@@ -38,6 +38,18 @@ test: $(STAMP) browser
 	$(MAKE) lint
 	$(BIN)/pytest tests -q
 
+# The same small fleet built on local Spark (dbt-spark session; Java 17) and on DuckDB, with
+# Spark's data tests too: every mart equal, Spark's October draft = the bill sealed on DuckDB.
+test-spark: $(STAMP)
+	KUBELEDGER_SPARK_TESTS=full $(BIN)/pytest tests/test_spark_parity.py -q -m spark
+
+# Fleet-scale benchmark (SPEC §15): generate, load, build, close, one incremental day, against a
+# one-query baseline, per fleet size. Needs ~10 GB of disk at 1,000 nodes; takes a while.
+# Results: bench-out/results.md and results.json. BENCH_NODES=100 for a quick run.
+BENCH_NODES ?= 100 1000
+bench: $(STAMP)
+	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) --out bench-out
+
 DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
 UI_PORT ?= 3000
 

@@ -7,6 +7,9 @@
     json_extract_string({{ json_column }}, '$."{{ key }}"')
 {%- endmacro %}
 
+{#- Spark's get_json_object has no bracket notation for keys with dots or slashes
+    (`compute.googleapis.com/cores`), so the object is read as a map; a number or a nested
+    object comes back as its JSON text, as on DuckDB. -#}
 {% macro spark__json_get_string(json_column, key) -%}
-    get_json_object({{ json_column }}, '$[''{{ key }}'']')
+    from_json({{ json_column }}, 'map<string,string>')['{{ key }}']
 {%- endmacro %}

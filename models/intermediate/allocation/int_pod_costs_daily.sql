@@ -41,28 +41,35 @@ pod_storage as (
     group by cluster_id, usage_date, namespace, pod
 ),
 
--- A pod's node for the day is the node of its last hour (ties: the first node by name).
-last_hour as (
+-- A pod's node for the day is the node of its last hour (ties: the first node by name),
+-- found with grouped aggregates rather than a window sorting every pod-hour.
+pod_last_hours as (
     select
         cluster_id,
         usage_date,
         namespace,
         pod,
-        node
-    from (
-        select
-            cluster_id,
-            usage_date,
-            namespace,
-            pod,
-            node,
-            row_number() over (
-                partition by cluster_id, usage_date, namespace, pod
-                order by interval_start desc, node asc
-            ) as recency
-        from pod_hours
-    ) as ranked
-    where recency = 1
+        max(interval_start) as interval_start
+    from pod_hours
+    group by cluster_id, usage_date, namespace, pod
+),
+
+last_hour as (
+    select
+        pod_hours.cluster_id,
+        pod_hours.usage_date,
+        pod_hours.namespace,
+        pod_hours.pod,
+        min(pod_hours.node) as node
+    from pod_hours
+    inner join pod_last_hours
+        on
+            pod_hours.cluster_id = pod_last_hours.cluster_id
+            and pod_hours.usage_date = pod_last_hours.usage_date
+            and pod_hours.namespace = pod_last_hours.namespace
+            and pod_hours.pod = pod_last_hours.pod
+            and pod_hours.interval_start = pod_last_hours.interval_start
+    group by pod_hours.cluster_id, pod_hours.usage_date, pod_hours.namespace, pod_hours.pod
 ),
 
 daily as (

@@ -33,18 +33,42 @@ label_aliases as (
     from {{ ref('stg_config__label_aliases') }}
 ),
 
-pod_hours_ranked as (
+-- The last hour is found with a grouped max first, so the ranking window below sorts only
+-- the rows of each pod's last hour (usually one), not every pod-hour of the day.
+pod_last_hours as (
     select
         cluster_id,
         usage_date,
         namespace,
         pod,
-        pod_labels,
+        max(interval_start) as interval_start
+    from pod_usage
+    group by cluster_id, usage_date, namespace, pod
+),
+
+pod_hours_ranked as (
+    select
+        pod_usage.cluster_id,
+        pod_usage.usage_date,
+        pod_usage.namespace,
+        pod_usage.pod,
+        pod_usage.pod_labels,
         row_number() over (
-            partition by cluster_id, usage_date, namespace, pod
-            order by interval_start desc, node desc, source_file desc, source_row_number desc
+            partition by
+                pod_usage.cluster_id, pod_usage.usage_date, pod_usage.namespace, pod_usage.pod
+            order by
+                pod_usage.node desc,
+                pod_usage.source_file desc,
+                pod_usage.source_row_number desc
         ) as hour_rank
     from pod_usage
+    inner join pod_last_hours
+        on
+            pod_usage.cluster_id = pod_last_hours.cluster_id
+            and pod_usage.usage_date = pod_last_hours.usage_date
+            and pod_usage.namespace = pod_last_hours.namespace
+            and pod_usage.pod = pod_last_hours.pod
+            and pod_usage.interval_start = pod_last_hours.interval_start
 ),
 
 label_pairs as (

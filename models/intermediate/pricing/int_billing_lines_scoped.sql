@@ -125,42 +125,53 @@ matched as (
     group by candidate_lines.billing_line_id
 ),
 
+-- Joins rather than correlated subqueries: Spark cannot plan an EXISTS in a join condition.
+link_account_clusters as (
+    select distinct cluster_id from link_accounts
+),
+
+link_tag_clusters as (
+    select distinct cluster_id from link_tags
+),
+
+link_pattern_clusters as (
+    select distinct cluster_id from link_patterns
+),
+
 linked_clusters as (
     select
         clusters.cluster_id,
-        exists(
-            select 1 from link_accounts
-            where link_accounts.cluster_id = clusters.cluster_id
-        ) as has_accounts,
-        exists(
-            select 1 from link_tags
-            where link_tags.cluster_id = clusters.cluster_id
-        ) as has_tags,
-        exists(
-            select 1 from link_patterns
-            where link_patterns.cluster_id = clusters.cluster_id
-        ) as has_patterns
+        link_account_clusters.cluster_id is not null as has_accounts,
+        link_tag_clusters.cluster_id is not null as has_tags,
+        link_pattern_clusters.cluster_id is not null as has_patterns
     from clusters
+    left join link_account_clusters on clusters.cluster_id = link_account_clusters.cluster_id
+    left join link_tag_clusters on clusters.cluster_id = link_tag_clusters.cluster_id
+    left join link_pattern_clusters on clusters.cluster_id = link_pattern_clusters.cluster_id
     where clusters.has_billing_link
 ),
 
+-- Every line for a link without accounts; else the lines of its accounts (billing account
+-- or sub-account).
 account_ok as (
-    select distinct
+    select
         linked_clusters.cluster_id,
         candidate_lines.billing_line_id
     from linked_clusters
+    cross join candidate_lines
+    where not linked_clusters.has_accounts
+
+    union
+
+    select
+        linked_clusters.cluster_id,
+        candidate_lines.billing_line_id
+    from linked_clusters
+    inner join link_accounts on linked_clusters.cluster_id = link_accounts.cluster_id
     inner join candidate_lines
         on
-            not linked_clusters.has_accounts
-            or exists (
-                select 1
-                from link_accounts
-                where
-                    link_accounts.cluster_id = linked_clusters.cluster_id
-                    and link_accounts.account_id in (
-                        candidate_lines.billing_account_id, candidate_lines.sub_account_id
-                    )
-            )
+            link_accounts.account_id = candidate_lines.billing_account_id
+            or link_accounts.account_id = candidate_lines.sub_account_id
 ),
 
 tag_selected as (

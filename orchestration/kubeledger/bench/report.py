@@ -107,34 +107,43 @@ def render(results: dict[str, Any]) -> str:
             f"## {fleet['nodes']:,} nodes ({fleet['days']} days, {fleet['pods_per_node']} pods "
             f"per node, {fleet['clusters']} clusters)",
             "",
-            "| stage | rows | wall | peak RSS | CPU |",
-            "| --- | --- | ---: | ---: | ---: |",
+            "| stage | rows | wall | peak RSS | CPU | of which |",
+            "| --- | --- | ---: | ---: | ---: | --- |",
         ]
         for stage in fleet["stages"]:
             name = stage["stage"] if stage["stage"] != "incremental" else "incremental day"
+            steps = ", ".join(
+                f"{step} {seconds:,.1f} s" for step, seconds in stage.get("steps", {}).items()
+            )
             lines.append(
                 f"| {name} | {stage['rows']:,} {stage['rows_what']} "
                 f"| {_seconds(stage['wall_seconds'])} "
                 f"| {stage['peak_rss_bytes'] / MIB:,.0f} MiB "
-                f"| {stage['cpu_seconds']:,.0f} s |"
+                f"| {stage['cpu_seconds']:,.0f} s | {steps} |"
             )
         figures = summary(fleet)
+        # The targets are for a 1,000-node month; a smaller fleet only shows its figures.
+        at_scale = fleet["nodes"] >= 1000
+
+        def verdict(value: float | None, target: float, at_scale: bool = at_scale) -> str:
+            return _verdict(value, target) if at_scale else "(target is for 1,000 nodes)"
+
         lines += [
             "",
             "| target (SPEC §15, at 1,000 nodes) | measured | target | |",
             "| --- | ---: | ---: | --- |",
             f"| load + build + close of the month | {_seconds(figures['month_seconds'])} "
             f"| < {TARGETS['month_seconds']:.0f} s "
-            f"| {_verdict(figures['month_seconds'], TARGETS['month_seconds'])} |",
+            f"| {verdict(figures['month_seconds'], TARGETS['month_seconds'])} |",
             f"| peak memory (any stage) | {figures['peak_bytes'] / GIB:.2f} GiB "
             f"| < {TARGETS['peak_bytes'] / GIB:.0f} GiB "
-            f"| {_verdict(figures['peak_bytes'], TARGETS['peak_bytes'])} |",
+            f"| {verdict(figures['peak_bytes'], TARGETS['peak_bytes'])} |",
             f"| one-day incremental run | {_seconds(figures['incremental_seconds'])} "
             f"| < {TARGETS['incremental_seconds']:.0f} s "
-            f"| {_verdict(figures['incremental_seconds'], TARGETS['incremental_seconds'])} |",
+            f"| {verdict(figures['incremental_seconds'], TARGETS['incremental_seconds'])} |",
             f"| build ÷ baseline | {figures['build_over_baseline']}× "
             f"| < {TARGETS['build_over_baseline']:.0f}× "
-            f"| {_verdict(figures['build_over_baseline'], TARGETS['build_over_baseline'])} |",
+            f"| {verdict(figures['build_over_baseline'], TARGETS['build_over_baseline'])} |",
             f"| load + build + close ÷ baseline | {figures['month_over_baseline']}× | | |",
         ]
         for name, timings in fleet.get("dbt", {}).items():

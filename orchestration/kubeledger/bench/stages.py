@@ -157,12 +157,23 @@ def build(spec: StageSpec) -> dict[str, Any]:
 
 
 def close(spec: StageSpec) -> dict[str, Any]:
-    from kubeledger.close.closer import DbtProject, close_month
+    """`kubeledger close`: build the close models with dbt, then check and seal."""
+    from kubeledger.close.closer import DbtProject, build_close_models, close_month
 
     project = DbtProject(
         target_path=spec.target_path / "close", log_path=Path(spec.work_dir) / "logs"
     )
-    result = close_month(spec.db, CLOSE_MONTH, CLOSE_AS_OF, project=project)
+    steps: dict[str, float] = {}
+    _timed(
+        steps,
+        "dbt build (close models)",
+        lambda: build_close_models(spec.db, CLOSE_MONTH, CLOSE_AS_OF, project=project),
+    )
+    result = _timed(
+        steps,
+        "seal",
+        lambda: close_month(spec.db, CLOSE_MONTH, CLOSE_AS_OF, project=project, run_dbt=False),
+    )
     source = project.target_path / "run_results.json"
     if source.exists():
         shutil.copy(source, Path(spec.work_dir) / "run_results-close.json")
@@ -170,6 +181,7 @@ def close(spec: StageSpec) -> dict[str, Any]:
     return {
         "rows": bill.line_count,
         "rows_what": f"bill lines sealed ({CLOSE_MONTH}, as of {CLOSE_AS_OF})",
+        "steps": steps,
         "bill_status": bill.bill_status,
         "target_cost": str(bill.target_cost),
         "billed_cost": str(bill.billed_cost),

@@ -16,8 +16,15 @@ profile's `thrift` or `http` settings, with the Parquet under shared storage.
 from kubeledger.spark.runner import (
     SparkWarehouse,
     build_on_spark,
+    export_schema,
     load_to_spark,
     table_parquet_sql,
 )
 
-__all__ = ["SparkWarehouse", "build_on_spark", "load_to_spark", "table_parquet_sql"]
+__all__ = [
+    "SparkWarehouse",
+    "build_on_spark",
+    "export_schema",
+    "load_to_spark",
+    "table_parquet_sql",
+]

@@ -96,21 +96,38 @@ def build_on_spark(
     dbt_vars: dict[str, Any] | None = None,
     select: str | None = None,
     full_refresh: bool = False,
+    data_tests: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> None:
-    """`kubeledger build` on Spark: write the configuration (config tables), dbt seed, dbt build
-    (models and data tests; unit tests run on DuckDB only)."""
+    """`kubeledger build` on Spark: write the configuration (config tables), then dbt build
+    (seeds, models and data tests; unit tests run on DuckDB only). `data_tests=False` builds
+    without the data tests."""
     warehouse = warehouse or SparkWarehouse.from_env()
     prepare_warehouse(warehouse.scratch_db, load_config(config or config_path()))
     _export_and_register(warehouse, ("config",))
     args = ["build", "--exclude", "resource_type:unit_test"]
+    if not data_tests:
+        args.append("resource_type:test")
     if full_refresh:
         args.append("--full-refresh")
     if select:
         args += ["--select", select]
     with _spark_target(warehouse):
-        run_dbt(["seed"], db_path=warehouse.scratch_db, dbt_vars=dbt_vars, progress=progress)
         run_dbt(args, db_path=warehouse.scratch_db, dbt_vars=dbt_vars, progress=progress)
+
+
+def export_schema(schema: str, out_dir: Path, warehouse: SparkWarehouse | None = None) -> Path:
+    """Write every table and view of a Spark schema to `out_dir/<name>/` as Parquet."""
+    warehouse = warehouse or SparkWarehouse.from_env()
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    arguments = json.dumps({"schema": schema, "location": str(out_dir)})
+    with _spark_target(warehouse):
+        run_dbt(
+            ["run-operation", "export_schema_to_parquet", "--args", arguments],
+            db_path=warehouse.scratch_db,
+        )
+    return out_dir
 
 
 def table_parquet_sql(warehouse: SparkWarehouse, schema: str, name: str) -> str:
