@@ -209,6 +209,8 @@ def _register_optional_commands() -> None:
         ("kubeledger.close.commands", ("close", "bill", "explain", "correct")),
         ("kubeledger.report.commands", ("report",)),
         ("kubeledger.export.commands", ("export",)),
+        ("kubeledger.bench.commands", ("bench",)),
+        ("kubeledger.spark.commands", ("spark",)),
     ):
         try:
             module = importlib.import_module(module_name)
