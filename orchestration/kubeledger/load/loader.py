@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -90,8 +91,14 @@ def load_landing(
 
 # Settings a load needs, whatever the caller's connection has: timestamps are parsed and
 # printed in UTC (SPEC §1.7), and CREATE TABLE AS keeps the file's row order, which is where
-# `_row_number` comes from.
-_LOAD_SETTINGS = {"TimeZone": "UTC", "preserve_insertion_order": "true"}
+# `_row_number` comes from. Memory is capped (DuckDB spills past it) so a multi-GB pod report
+# does not fill the machine's RAM with cache: measured at 1,000 nodes, 3 GB peak instead of
+# 10 GB for 2% more time. KUBELEDGER_LOAD_MEMORY_LIMIT overrides it.
+_LOAD_SETTINGS = {
+    "TimeZone": "UTC",
+    "preserve_insertion_order": "true",
+    "memory_limit": os.environ.get("KUBELEDGER_LOAD_MEMORY_LIMIT", "3GB"),
+}
 
 
 @contextmanager
