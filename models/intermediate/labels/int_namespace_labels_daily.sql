@@ -51,57 +51,6 @@ label_pairs as (
     where hour_rank = 1
 ),
 
-raw_labels as (
-    select
-        cluster_id,
-        usage_date,
-        namespace,
-        {{ label_pair_key('label_pair') }} as raw_label_key,
-        {{ label_pair_value('label_pair') }} as label_value
-    from label_pairs
-    where label_pair <> ''
-),
-
-label_keys as (
-    {{ label_key_mapping('raw_labels', 'label_dns_prefixes', 'label_aliases') }}
-),
-
-labels_ranked as (
-    select
-        raw_labels.cluster_id,
-        raw_labels.usage_date,
-        raw_labels.namespace,
-        label_keys.label_key,
-        raw_labels.label_value,
-        raw_labels.raw_label_key,
-        row_number() over (
-            partition by
-                raw_labels.cluster_id,
-                raw_labels.usage_date,
-                raw_labels.namespace,
-                label_keys.label_key
-            order by
-                label_keys.is_key_rewritten,
-                raw_labels.raw_label_key,
-                raw_labels.label_value
-        ) as key_rank
-    from raw_labels
-    inner join label_keys
-        on raw_labels.raw_label_key = label_keys.raw_label_key
-    where label_keys.label_key <> ''
-),
-
-final as (
-    select
-        cluster_id,
-        usage_date,
-        namespace,
-        label_key,
-        label_value,
-        raw_label_key,
-        {{ is_generated_value('label_value') }} as is_generated_value
-    from labels_ranked
-    where key_rank = 1
-)
+{{ normalized_label_ctes(['cluster_id', 'usage_date', 'namespace']) }}
 
 select * from final
