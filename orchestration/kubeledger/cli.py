@@ -52,6 +52,11 @@ def main() -> None:
 @click.option("--days", default=45, show_default=True)
 @click.option("--pods-per-node", default=15, show_default=True)
 @click.option("--start", "start_date", default="2026-10-01", show_default=True)
+@click.option(
+    "--tidy",
+    is_flag=True,
+    help="No production irregularities (shared LBs, scale to zero, restatements, ...).",
+)
 def generate(
     out_dir: Path,
     seed: int,
@@ -60,9 +65,10 @@ def generate(
     days: int,
     pods_per_node: int,
     start_date: str,
+    tidy: bool,
 ) -> None:
     """Write a realistic demo fleet's landing files in the clouds' and the agent's formats."""
-    from kubeledger.generate import generate_fleet
+    from kubeledger.generate import Messiness, generate_fleet
 
     started = _step(f"generating {clusters} clusters, {nodes} nodes, {days} days into {out_dir}")
     summary = generate_fleet(
@@ -74,10 +80,17 @@ def generate(
         start_date=dt.date.fromisoformat(start_date),
         pods_per_node=pods_per_node,
         progress=_say,
+        messiness=Messiness.none() if tidy else Messiness.all(),
     )
     for key, value in summary.items():
         if isinstance(value, int | float | str):
             click.echo(f"    {key}: {value}")
+    click.echo(f"    irregularities: {', '.join(summary['messiness']) or 'none'}")
+    for delivery in summary["late_deliveries"]:
+        click.echo(
+            f"    delivered later ({delivery['delivered_on']}): load {delivery['landing']} "
+            "after the landing folder"
+        )
     _done(started)
 
 
@@ -180,7 +193,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     if db.exists():
         db.unlink()
     started = _step(f"generating the demo fleet into {out_dir}")
-    generate_fleet(out_dir, progress=_say)
+    fleet = generate_fleet(out_dir, progress=_say)
     _done(started)
     started = _step(f"loading {out_dir / 'landing'} into {db}")
     prepare_warehouse()
@@ -193,6 +206,17 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     except DbtError as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
+    # Files the clouds delivered later (the restated CUR of the closed month): loaded and
+    # built before the close, as a daily run would.
+    for delivery in fleet["late_deliveries"]:
+        started = _step(f"loading the delivery of {delivery['delivered_on']}")
+        summary = load_landing(db, Path(delivery["landing"]), progress=None)
+        click.echo(f"    {summary.total_line()}")
+        try:
+            run_build(progress=None)
+        except DbtError as exc:
+            raise click.ClickException(str(exc)) from exc
+        _done(started)
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
     from kubeledger.report import commands as report_commands
 

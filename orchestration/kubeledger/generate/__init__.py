@@ -1,34 +1,38 @@
 """The demo-fleet generator: a multi-cloud Kubernetes fleet's landing files, as the clouds
-and the cluster agent write them, deterministic from a seed.
+and the cluster agent write them, deterministic from a seed, as messy as production by
+default (`Messiness`).
 
-    generate_fleet(Path("demo"))  ->  demo/landing/... and demo/kubeledger.yml
+    generate_fleet(Path("demo"))  ->  demo/landing/..., demo/late/<day>/..., demo/kubeledger.yml
+    generate_fleets(Path("many"), random_fleet_specs(40, random.Random(1)))
+        ->  many/landing/<prefix>/..., many/late/<day>/<prefix>/..., one many/kubeledger.yml
 
-Modules: `fleet` (clusters, pools, node instances), `catalog` (namespaces, workloads),
-`pods` (pods, owners, claims), `tables` (the model in DuckDB), `usage` (operator reports and
-supplementary CSVs), `aws` / `gcp` / `azure` (bills), `onprem` (rate card), `config` (YAML).
+Modules: `messiness` (the switches), `fleet` (clusters, pools, node instances, where each
+irregularity goes), `catalog` (namespaces, workloads), `pods` (pods, owners, claims),
+`tables` (the model in DuckDB), `usage` (operator reports and supplementary CSVs), `aws` /
+`gcp` / `azure` (bills), `onprem` (rate card), `config` (YAML), `multi` (many fleets).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kubeledger.generate.aws import write_aws
-from kubeledger.generate.azure import write_azure
-from kubeledger.generate.config import write_config
-from kubeledger.generate.context import Context, connect
+from kubeledger.generate.config import ConfigPart, write_config
 from kubeledger.generate.fleet import Params, build_fleet
-from kubeledger.generate.gcp import write_gcp
-from kubeledger.generate.onprem import write_rate_cards
-from kubeledger.generate.pods import build_cluster_pods
-from kubeledger.generate.tables import load_tables
-from kubeledger.generate.usage import usage_jobs, write_supplementary
+from kubeledger.generate.messiness import Messiness
+from kubeledger.generate.multi import FleetSpec, generate_fleets, random_fleet_specs
+from kubeledger.generate.writer import fresh_output, write_fleet
 
-__all__ = ["generate_fleet"]
+__all__ = [
+    "FleetSpec",
+    "Messiness",
+    "generate_fleet",
+    "generate_fleets",
+    "random_fleet_specs",
+]
 
 
 def generate_fleet(
@@ -44,14 +48,18 @@ def generate_fleet(
     progress: Callable[[str], None] | None = None,
     gzip_usage: bool = False,
     workers: int | None = None,
+    messiness: Messiness | None = None,
 ) -> dict:
     """Write `out_dir/landing/...` and `out_dir/kubeledger.yml`; return a summary.
 
     `clusters` takes the first N of eks-prod, gke-analytics, aks-web, onprem-dc1 (then
     eks-prod-2, …); `nodes` is the fleet total, spread evenly. The bills cover usage through
     `billed_through` (default: the last two days of usage are not billed yet). An existing
-    `out_dir/landing` is replaced. `gzip_usage` writes the operator reports as .csv.gz;
-    `workers` is how many files are written at once (default: one per CPU).
+    `out_dir/landing` (and `out_dir/late`) is replaced. `gzip_usage` writes the operator
+    reports as .csv.gz; `workers` is how many files are written at once (default: one per
+    CPU). `messiness` switches the production irregularities (default `Messiness.all()`);
+    files delivered after the first load (the restated CUR) go to `out_dir/late/<day>/`,
+    listed in the summary's `late_deliveries`, to be loaded in that order after `landing/`.
     """
     if clusters < 1 or nodes < 1 or days < 1 or pods_per_node < 4:
         raise ValueError("need clusters >= 1, nodes >= 1, days >= 1, pods_per_node >= 4")
@@ -65,67 +73,13 @@ def generate_fleet(
         start_date=start_date,
         billed_through=billed_through or start_date + dt.timedelta(days=days - 3),
         pods_per_node=pods_per_node,
+        messiness=Messiness.all() if messiness is None else messiness,
     )
     say = progress or (lambda _message: None)
+    fresh_output(out_dir)
     fleet = build_fleet(params)
-    landing = out_dir / "landing"
-    if landing.exists():
-        shutil.rmtree(landing)
-    landing.mkdir(parents=True)
-
-    ctx = Context(
-        fleet=fleet,
-        out_dir=out_dir,
-        con=connect(),
-        progress=say,
-        workers=workers or os.cpu_count() or 1,
-    )
-    pods = []
-    for cluster in fleet.clusters:
-        first_uid = sum(len(p.segments) for p in pods)
-        pods.append(build_cluster_pods(fleet, cluster, first_uid=first_uid))
-    load_tables(ctx, pods)
-    say(
-        f"fleet model: {len(fleet.instances)} node instances, "
-        f"{sum(len(p.segments) for p in pods)} pod segments"
-    )
-
-    for cluster in fleet.clusters:
-        write_supplementary(ctx, cluster)
-    ctx.run_parallel(
-        [job for cluster in fleet.clusters for job in usage_jobs(ctx, cluster, gzip_usage)],
-        "usage reports (cluster-days)",
-    )
-    write_aws(ctx)
-    write_gcp(ctx)
-    write_azure(ctx)
-    write_rate_cards(ctx)
-    config = write_config(out_dir, fleet.clusters)
-    ctx.close()
-
-    cluster_summaries = []
-    for cluster, cluster_pods in zip(fleet.clusters, pods, strict=True):
-        instances = fleet.cluster_instances(cluster.cluster_id)
-        purchases: dict[str, int] = {}
-        for instance in instances:
-            if instance.gen == 0:
-                purchases[instance.purchase] = purchases.get(instance.purchase, 0) + 1
-        cluster_summaries.append(
-            {
-                "cluster_id": cluster.cluster_id,
-                "provider": cluster.provider,
-                "nodes": sum(1 for i in instances if i.gen == 0),
-                "node_instances": len(instances),
-                "spot_replacements": sum(1 for i in instances if i.gen > 0),
-                "control_plane_nodes": sum(1 for i in instances if i.role == "control-plane"),
-                "purchase_options": purchases,
-                "pods": len({(s["namespace"], s["pod"]) for s in cluster_pods.segments}),
-                "volumes": len(cluster_pods.pvcs),
-                "load_balancers": len(cluster_pods.lb_services),
-                "pods_without_owner_rows": cluster_pods.omitted_owner_pods,
-                "bare_pods": cluster_pods.bare_pods,
-            }
-        )
+    run = write_fleet(fleet, out_dir, say, gzip_usage, workers or os.cpu_count() or 1)
+    config = write_config(out_dir, [ConfigPart(fleet.clusters, params.messiness)])
     return {
         "out_dir": str(out_dir),
         "config": str(config),
@@ -133,12 +87,6 @@ def generate_fleet(
         "start_date": start_date.isoformat(),
         "end_date": params.end_date.isoformat(),
         "billed_through": params.billed_through.isoformat(),
-        "clusters": cluster_summaries,
-        "files": sum(ctx.files.values()),
-        "pod_usage_rows": ctx.rows["koku_pod"],
-        "bytes": sum(ctx.bytes.values()),
-        "files_by_format": dict(sorted(ctx.files.items())),
-        "rows_by_format": dict(sorted(ctx.rows.items())),
-        "bytes_by_format": dict(sorted(ctx.bytes.items())),
+        **run.summary(),
         "seconds": round(time.perf_counter() - started, 2),
     }

@@ -4,9 +4,11 @@ billing period, every column a string as a CSV export would have it."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 
 from kubeledger.generate.context import Context, sql_str, union_lines
-from kubeledger.generate.fleet import AWS_ACCOUNT, AWS_REGION
+from kubeledger.generate.fleet import AWS_REGION
 
 EXPORT_NAME = "acme-cur2"
 EDP_SHARE = 0.03  # enterprise discount: net = 0.97 x gross on every row
@@ -22,9 +24,11 @@ DATA_TRANSFER_GB = 0.01
 SPLIT_POD_HOUR = 0.0185
 TAX_SHARE = 0.05
 CREDIT = -25.0
-RI_ARN = f"arn:aws:ec2:{AWS_REGION}:{AWS_ACCOUNT}:reserved-instances/"
-SP_ARN = f"arn:aws:savingsplans::{AWS_ACCOUNT}:savingsplan/"
-RDS_ARN = f"arn:aws:rds:{AWS_REGION}:{AWS_ACCOUNT}:db:orders-db"
+# The restatement (Messiness.restated_cur): AWS re-exports the closed month with the spot
+# hours re-priced and late corrections to on-demand hours.
+RESTATED_SPOT = 1.04
+RESTATED_ON_DEMAND = 1.01
+RESTATEMENT_DELAY = dt.timedelta(days=2, hours=9)  # after month end
 
 LINE_COLUMNS = {
     "line_type": "varchar",
@@ -107,10 +111,12 @@ def write_aws(ctx: Context) -> None:
         return
     rand = ctx.fleet.rand
     con = ctx.cursor()
+    account = ctx.fleet.accounts.aws_account
     last = sql_str(params.last_billed.isoformat())
     rates = ", ".join(f"({sql_str(t)}, {ON_DEMAND[t]}, {RESERVED[t]})" for t in sorted(ON_DEMAND))
-    ri_arn = RI_ARN + rand.uuid("ri")
-    sp_arn = SP_ARN + rand.uuid("sp")
+    ri_arn = f"arn:aws:ec2:{AWS_REGION}:{account}:reserved-instances/" + rand.uuid("ri")
+    sp_arn = f"arn:aws:savingsplans::{account}:savingsplan/" + rand.uuid("sp")
+    rds_arn = f"arn:aws:rds:{AWS_REGION}:{account}:db:orders-db"
     aws_clusters = {c.cluster_id for c in ctx.fleet.clusters if c.provider == "aws"}
     workers = [i for i in ctx.fleet.instances if i.gen == 0 and i.cluster_id in aws_clusters]
     sp_commit = round(
@@ -133,8 +139,8 @@ def write_aws(ctx: Context) -> None:
     con.execute(
         f"""
         create or replace temp table aws_days as
-        select distinct cluster_id, usage_date, day_idx
-        from node_days where provider = 'aws' and usage_date <= date {last};
+        select cluster_id, usage_date, day_idx
+        from cluster_days where provider = 'aws' and usage_date <= date {last};
         create or replace temp table aws_rates(instance_type varchar, od double, ri double);
         insert into aws_rates values {rates};
         create or replace temp table aws_nodes as
@@ -212,7 +218,7 @@ def write_aws(ctx: Context) -> None:
             "rate": "-od",
             "cost": "-hours * od",
             "net_cost": f"-{NET} * hours * od",
-            "description": f"""'SavingsPlanNegation used by AccountId : {AWS_ACCOUNT} and '
+            "description": f"""'SavingsPlanNegation used by AccountId : {account} and '
                                || 'UsageSku : ' || upper(substr(md5(instance_type), 1, 16))""",
             "instance_type": "instance_type",
             "product_family": "'Compute Instance'",
@@ -254,7 +260,7 @@ def write_aws(ctx: Context) -> None:
             "product_code": "'AmazonEKS'",
             "usage_type": "'USE1-AmazonEKS-Hours:perCluster'",
             "operation": "'CreateOperation'",
-            "resource_id": f"'arn:aws:eks:{AWS_REGION}:{AWS_ACCOUNT}:cluster/' || cluster_id",
+            "resource_id": f"'arn:aws:eks:{AWS_REGION}:{account}:cluster/' || cluster_id",
             "amount": "24",
             "rate": str(EKS_HOUR),
             "cost": f"24 * {EKS_HOUR}",
@@ -262,7 +268,11 @@ def write_aws(ctx: Context) -> None:
             "description": "'Amazon EKS cluster usage in US East (N. Virginia)'",
             "product_family": "'Compute'",
             "servicecode": "'AmazonEKS'",
-            "tags": f"""'{{' || {_cluster_tag("cluster_id")} || '}}'""",
+            # AWS writes the fee against the cluster ARN with no kubernetes.io/cluster tag;
+            # the tidy fleet tags it (as older demo fleets did).
+            "tags": "'{}'"
+            if params.messiness.real_eks_fee_rows
+            else f"""'{{' || {_cluster_tag("cluster_id")} || '}}'""",
         },
         "from aws_days",
     )
@@ -274,7 +284,7 @@ def write_aws(ctx: Context) -> None:
             "product_code": "'AmazonEC2'",
             "usage_type": "'USE1-BoxUsage:m5.xlarge'",
             "operation": "'EKSPod-EC2'",
-            "resource_id": f"""'arn:aws:eks:{AWS_REGION}:{AWS_ACCOUNT}:pod/' || cluster_id || '/'
+            "resource_id": f"""'arn:aws:eks:{AWS_REGION}:{account}:pod/' || cluster_id || '/'
                                || namespace || '/' || pod || '/' || md5(pod)""",
             "amount": "24",
             "rate": str(SPLIT_POD_HOUR),
@@ -368,7 +378,7 @@ def write_aws(ctx: Context) -> None:
             "usage_type": "'USE1-InstanceUsage:db.r6g.large'",
             "operation": "'CreateDBInstance:0014'",
             "az": "'us-east-1b'",
-            "resource_id": sql_str(RDS_ARN),
+            "resource_id": sql_str(rds_arn),
             "amount": "24",
             "rate": str(RDS_HOUR),
             "cost": f"24 * {RDS_HOUR}",
@@ -430,7 +440,70 @@ def write_aws(ctx: Context) -> None:
     )
     con.execute(f"insert into aws_daily {union_lines(LINE_COLUMNS, [discount])}")
     for first, following, complete in params.billed_months():
-        _write_month(ctx, first, following, complete, ri_arn, reserved_count)
+        exported = min(
+            dt.datetime.combine(following, dt.time(6)),
+            dt.datetime.combine(params.last_billed, dt.time(6)) + dt.timedelta(days=1),
+        )
+        path = _write_month(ctx, first, following, complete, ri_arn, reserved_count)
+        _write_manifest(ctx, path, first, following, exported)
+    restated = ctx.fleet.irregular.restated_month
+    if restated:
+        _write_restatement(ctx, restated, ri_arn, reserved_count, discount)
+
+
+def _write_restatement(
+    ctx: Context,
+    first: dt.date,
+    ri_arn: str,
+    reserved_count: int,
+    discount: tuple[dict[str, str], str],
+) -> None:
+    """The month re-exported after its end: the same file name and billing period with other
+    amounts, delivered later (an S3 overwrite; `kubeledger load` of the later delivery
+    replaces the month's rows, docs/landing-and-raw.md)."""
+    following = (first + dt.timedelta(days=32)).replace(day=1)
+    con = ctx.cursor()
+    spot = "line_type = 'Usage' and usage_type like '%SpotUsage:%'"
+    on_demand = "line_type = 'Usage' and usage_type like '%BoxUsage:%' and resource_id like 'i-%'"
+    factor = (
+        f"case when {spot} then {RESTATED_SPOT} "
+        f"when {on_demand} then {RESTATED_ON_DEMAND} else 1 end"
+    )
+    con.execute(
+        f"""
+        create or replace temp table aws_daily_original as select * from aws_daily;
+        create or replace temp table aws_daily as
+        select * replace (rate * {factor} as rate, cost * {factor} as cost,
+                          net_cost * {factor} as net_cost)
+        from aws_daily_original where line_type <> 'EdpDiscount';
+        insert into aws_daily {union_lines(LINE_COLUMNS, [discount])};
+        """
+    )
+    delivered = dt.datetime.combine(following, dt.time()) + RESTATEMENT_DELAY
+    root = ctx.late_root(delivered.date())
+    path = _write_month(ctx, first, following, True, ri_arn, reserved_count, landing=root)
+    _write_manifest(ctx, path, first, following, delivered)
+    ctx.late_files.append((delivered.date(), root, path))
+    con.execute("create or replace temp table aws_daily as select * from aws_daily_original")
+
+
+def _write_manifest(
+    ctx: Context, data: Path, first: dt.date, following: dt.date, exported: dt.datetime
+) -> None:
+    """The export's manifest next to its data (the loader does not read manifests)."""
+    iso = "%Y-%m-%dT%H:%M:%SZ"
+    manifest = {
+        "exportName": EXPORT_NAME,
+        "exportTime": exported.strftime(iso),
+        "billingPeriod": {
+            "start": f"{first}T00:00:00Z",
+            "end": f"{following}T00:00:00Z",
+        },
+        "dataFiles": [data.name],
+    }
+    path = data.parent / f"{EXPORT_NAME}-Manifest.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    ctx.note(path, "manifest", 1)
 
 
 def _write_month(
@@ -440,8 +513,10 @@ def _write_month(
     complete: bool,
     ri_arn: str,
     reserved_count: int,
-) -> None:
+    landing: Path | None = None,
+) -> Path:
     rand = ctx.fleet.rand
+    account = ctx.fleet.accounts.aws_account
     month = f"start_ts >= timestamp '{first}' and start_ts < timestamp '{following}'"
     monthly_ts = {"start_ts": f"timestamp '{first}'", "end_ts": f"timestamp '{following}'"}
     parts: list[tuple[dict[str, str], str]] = []
@@ -527,7 +602,7 @@ def _write_month(
         with lines as ({source}),
         formatted as (
             select
-                '{AWS_ACCOUNT}' as bill_payer_account_id,
+                '{account}' as bill_payer_account_id,
                 '{first}T00:00:00Z' as bill_billing_period_start_date,
                 '{following}T00:00:00Z' as bill_billing_period_end_date,
                 {sql_str(invoice)} as bill_invoice_id,
@@ -535,7 +610,7 @@ def _write_month(
                               operation, description)) as identity_line_item_id,
                 strftime(start_ts, {iso}) || '/' || strftime(end_ts, {iso})
                     as identity_time_interval,
-                '{AWS_ACCOUNT}' as line_item_usage_account_id,
+                '{account}' as line_item_usage_account_id,
                 line_type as line_item_line_item_type,
                 strftime(start_ts, {iso}) as line_item_usage_start_date,
                 strftime(end_ts, {iso}) as line_item_usage_end_date,
@@ -578,11 +653,12 @@ def _write_month(
                  line_item_usage_type, identity_line_item_id
     """
     path = (
-        ctx.landing
+        (landing or ctx.landing)
         / "billing"
         / "aws"
         / first.strftime("%Y-%m")
         / f"{EXPORT_NAME}-00001.snappy.parquet"
     )
     ctx.copy(query, path, "aws_cur2", "format parquet, compression snappy")
-    ctx.progress(f"aws: CUR 2.0 {first:%Y-%m}")
+    ctx.progress(f"aws: CUR 2.0 {first:%Y-%m}" + (" (restated)" if landing else ""))
+    return path

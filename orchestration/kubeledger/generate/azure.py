@@ -7,9 +7,8 @@ whole scale set; both bill exactly the hours their nodes ran in the usage report
 from __future__ import annotations
 
 from kubeledger.generate.context import Context, sql_str, union_lines
-from kubeledger.generate.fleet import AZURE_LOCATION, AZURE_SUBSCRIPTION
+from kubeledger.generate.fleet import AZURE_LOCATION
 
-BILLING_ACCOUNT_ID = "8611537"
 BILLING_ACCOUNT_NAME = "Acme Corp"
 SUBSCRIPTION_NAME = "acme-web-prod"
 D4S_V3_HOUR = 0.192
@@ -84,6 +83,8 @@ def write_azure(ctx: Context) -> None:
         return
     rand = ctx.fleet.rand
     con = ctx.cursor()
+    subscription = ctx.fleet.accounts.azure_subscription
+    billing_account = ctx.fleet.accounts.azure_billing_account
     last = sql_str(params.last_billed.isoformat())
     groups = ", ".join(f"({sql_str(c.cluster_id)}, {sql_str(c.resource_group)})" for c in clusters)
     reservation = (
@@ -102,7 +103,7 @@ def write_azure(ctx: Context) -> None:
         select
             node_days.*,
             azure_groups.resource_group,
-            '/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/' || azure_groups.resource_group
+            '/subscriptions/{subscription}/resourceGroups/' || azure_groups.resource_group
                 || '/providers/Microsoft.Compute/virtualMachineScaleSets/' || scale_set
                 as scale_set_id,
             case
@@ -118,7 +119,10 @@ def write_azure(ctx: Context) -> None:
         inner join azure_groups on azure_groups.cluster_id = node_days.cluster_id
         where provider = 'azure' and usage_date <= date {last};
         create or replace temp table azure_days as
-        select distinct cluster_id, usage_date, resource_group from azure_nodes;
+        select cluster_days.cluster_id, cluster_days.usage_date, azure_groups.resource_group
+        from cluster_days
+        inner join azure_groups on azure_groups.cluster_id = cluster_days.cluster_id
+        where cluster_days.usage_date <= date {last};
         """
     )
     pool_tags_bare = """'"aks-managed-poolName": "' || pool_name
@@ -174,7 +178,7 @@ def write_azure(ctx: Context) -> None:
         {
             "usage_date": "usage_date",
             "resource_group": "resource_group",
-            "resource_id": f"""'/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/'
+            "resource_id": f"""'/subscriptions/{subscription}/resourceGroups/'
                 || resource_group || '/providers/Microsoft.Compute/disks/' || pv""",
             "meter_category": "'Storage'",
             "meter_subcategory": "'Standard SSD Managed Disks'",
@@ -206,7 +210,7 @@ def write_azure(ctx: Context) -> None:
         {
             "usage_date": "usage_date",
             "resource_group": "resource_group",
-            "resource_id": f"""'/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/'
+            "resource_id": f"""'/subscriptions/{subscription}/resourceGroups/'
                 || resource_group || '/providers/Microsoft.Network/loadBalancers/kubernetes'""",
             "meter_category": "'Load Balancer'",
             "meter_subcategory": "null",
@@ -228,7 +232,7 @@ def write_azure(ctx: Context) -> None:
         {
             "usage_date": "usage_date",
             "resource_group": "'rg-web'",
-            "resource_id": f"'/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/rg-web/providers"
+            "resource_id": f"'/subscriptions/{subscription}/resourceGroups/rg-web/providers"
             "/Microsoft.Sql/servers/web-sql/databases/orders'",
             "meter_category": "'SQL Database'",
             "meter_subcategory": "'General Purpose - Compute Gen5'",
@@ -254,13 +258,13 @@ def write_azure(ctx: Context) -> None:
         last_day = following.toordinal() - 1
         query = f"""
             select
-                '{BILLING_ACCOUNT_ID}' as BillingAccountId,
+                '{billing_account}' as BillingAccountId,
                 '{BILLING_ACCOUNT_NAME}' as BillingAccountName,
                 '{first:%m/%d/%Y}' as BillingPeriodStartDate,
                 strftime(date '{first}' + {last_day - first.toordinal()}, '%m/%d/%Y')
                     as BillingPeriodEndDate,
                 strftime(usage_date, '%m/%d/%Y') as Date,
-                '{AZURE_SUBSCRIPTION}' as SubscriptionId,
+                '{subscription}' as SubscriptionId,
                 '{SUBSCRIPTION_NAME}' as SubscriptionName,
                 resource_group as ResourceGroup,
                 resource_id as ResourceId,

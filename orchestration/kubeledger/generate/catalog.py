@@ -37,6 +37,7 @@ class Template:
     omit_owner: bool = False  # leave its pods out of owners.csv (pod-name fallback)
     no_requests: bool = False  # BestEffort pod
     stress: bool = False  # the load test that over-commits its node
+    mem_stress: bool = False  # uses half its node's memory, far over its request
     kinds: tuple[str, ...] = ("eks", "gke", "aks", "onprem")
 
 
@@ -429,10 +430,30 @@ TEMPLATES: tuple[Template, ...] = (
 )
 
 
-def templates_for(kind: str) -> list[Template]:
+# Messy fleets only (Messiness.memory_bursts): a nightly shuffle whose memory goes far over its
+# request, so some node-hours are over-committed on memory as well as CPU.
+MEMORY_BURST_TEMPLATES: tuple[Template, ...] = (
+    Template(
+        "data-pipeline",
+        "CronJob",
+        "spark-shuffle",
+        {"app": "spark-shuffle", "team": "data"},
+        cpu=0.5,
+        mem=0.5,
+        util=0.6,
+        cron_hour=5,
+        run_secs=2 * 3600,
+        mem_stress=True,
+        mem_limit=None,
+    ),
+)
+
+
+def templates_for(kind: str, memory_bursts: bool = False) -> list[Template]:
     """The templates of a cluster kind, with on-prem's namespaces and names applied."""
     out = []
-    for template in TEMPLATES:
+    extra = MEMORY_BURST_TEMPLATES if memory_bursts else ()
+    for template in TEMPLATES + extra:
         if kind not in template.kinds:
             continue
         if kind == "onprem":
@@ -447,5 +468,5 @@ def templates_for(kind: str) -> list[Template]:
     return out
 
 
-def namespaces_for(kind: str) -> list[str]:
-    return sorted({template.namespace for template in templates_for(kind)})
+def namespaces_for(kind: str, memory_bursts: bool = False) -> list[str]:
+    return sorted({template.namespace for template in templates_for(kind, memory_bursts)})

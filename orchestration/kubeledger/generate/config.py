@@ -1,62 +1,130 @@
 """The demo's kubeledger.yml: one entry per generated cluster, with the billing links that
-pick each cluster's lines on its cloud bill."""
+pick each cluster's lines on its cloud bill; one file for one fleet or for many.
+
+Global keys (labels, ownership mappings, distribution) are the same for every fleet; what a
+fleet's Messiness adds is restricted to its own clusters (`cluster:`), and per-cluster
+distribution presets and owner defaults go under `distribution.clusters` and each cluster's
+`defaults`.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubeledger.generate.fleet import (
-    AWS_ACCOUNT,
-    AZURE_SUBSCRIPTION,
-    GCP_PROJECT,
-    Cluster,
+from kubeledger.generate.fleet import Cluster
+from kubeledger.generate.messiness import Messiness
+
+# Messiness.aliased_selector_mappings: keys with a DNS prefix (name -> alias app) and a
+# user alias (squad -> team), in the order the ownership rules read them.
+SELECTOR_MAPPINGS = (
+    '    - {selector: "app.kubernetes.io/name in (cart, checkout-worker)", cost_center: cc-1050}',
+    '    - {selector: "squad=discovery", team: search}',
 )
+NOTIN_APPLICATION = "analytics-batch"
+NOTIN_SELECTOR = "app.kubernetes.io/name notin (search, elasticsearch, search-reindex)"
+# Messiness.namespace_mapping_under_labels: every checkout pod carries team=payments.
+NAMESPACE_MAPPING = ("checkout", "storefront")
 
 
-def _cluster_block(cluster: Cluster) -> list[str]:
+@dataclass
+class ConfigPart:
+    """One fleet's share of the merged configuration."""
+
+    clusters: list[Cluster]
+    messiness: Messiness
+    distribution: dict[str, dict] = field(default_factory=dict)  # cluster -> preset section
+    defaults: dict[str, dict] = field(default_factory=dict)  # cluster -> owner defaults
+
+    @property
+    def notin_cluster(self) -> Cluster | None:
+        """The cluster the fleet's `notin` mapping is restricted to: its first GKE cluster,
+        else its first cluster."""
+        if not self.messiness.aliased_selector_mappings or not self.clusters:
+            return None
+        return next((c for c in self.clusters if c.kind == "gke"), self.clusters[0])
+
+
+def _inline(values: dict) -> str:
+    return "{" + ", ".join(f"{k}: {'null' if v is None else v}" for k, v in values.items()) + "}"
+
+
+def _cluster_block(cluster: Cluster, defaults: dict | None) -> list[str]:
     cid = cluster.cluster_id
+    accounts = cluster.accounts
     lines = [f"  - id: {cid}", f"    provider: {cluster.provider}"]
     if cluster.provider == "aws":
         lines += [
             "    billing_link:",
-            f'      accounts: ["{AWS_ACCOUNT}"]',
+            f'      accounts: ["{accounts.aws_account}"]',
             f'      tags: ["kubernetes.io/cluster/{cid}"]     # "key" or "key=value"',
             "      resource_id_patterns: []                      # regexes, case-insensitive",
             "    defaults: {team: null, cost_center: null, application: null}",
         ]
     elif cluster.provider == "gcp":
         lines += [
-            f'    billing_link: {{accounts: ["{GCP_PROJECT}"], '
+            f'    billing_link: {{accounts: ["{accounts.gcp_project}"], '
             f'tags: ["goog-k8s-cluster-name={cid}"]}}',
         ]
     elif cluster.provider == "azure":
         pattern = f"/resourcegroups/{cluster.resource_group.lower()}/"
         lines += [
-            f'    billing_link: {{accounts: ["{AZURE_SUBSCRIPTION}"], '
+            f'    billing_link: {{accounts: ["{accounts.azure_subscription}"], '
             f'resource_id_patterns: ["{pattern}"]}}',
         ]
     else:
         lines += ["    defaults: {cost_center: datacenter}"]
+    if defaults is not None:
+        lines = [line for line in lines if not line.startswith("    defaults:")]
+        lines.append(f"    defaults: {_inline(defaults)}")
     return lines
 
 
-def render_config(clusters: list[Cluster]) -> str:
+def render_config(parts: list[ConfigPart]) -> str:
     lines = [
         "# kubeledger configuration for the generated demo fleet.",
         "currency: USD",
         "clusters:",
     ]
-    for cluster in clusters:
-        lines += _cluster_block(cluster)
+    for part in parts:
+        for cluster in part.clusters:
+            lines += _cluster_block(cluster, part.defaults.get(cluster.cluster_id))
     lines += [
         "labels:",
         "  aliases: {squad: team}",
-        "",
     ]
+    selectors = []
+    if any(p.messiness.aliased_selector_mappings for p in parts):
+        selectors += list(SELECTOR_MAPPINGS)
+    for part in parts:
+        cluster = part.notin_cluster
+        if cluster is not None:
+            selectors.append(
+                f'    - {{selector: "{NOTIN_SELECTOR}", cluster: {cluster.cluster_id}, '
+                f"application: {NOTIN_APPLICATION}}}"
+            )
+    namespaces = [
+        f"    - {{namespace: {NAMESPACE_MAPPING[0]}, cluster: {cluster.cluster_id}, "
+        f"team: {NAMESPACE_MAPPING[1]}}}"
+        for part in parts
+        if part.messiness.namespace_mapping_under_labels
+        for cluster in part.clusters
+    ]
+    if selectors or namespaces:
+        lines.append("ownership:")
+        if selectors:
+            lines += ["  selector_mappings:", *selectors]
+        if namespaces:
+            lines += ["  namespace_mappings:", *namespaces]
+    overrides = [(cid, section) for part in parts for cid, section in part.distribution.items()]
+    if overrides:
+        lines += ["distribution:", "  preset: platform_absorbs", "  clusters:"]
+        lines += [f"    {cid}: {_inline(section)}" for cid, section in overrides]
+    lines.append("")
     return "\n".join(lines)
 
 
-def write_config(out_dir: Path, clusters: list[Cluster]) -> Path:
+def write_config(out_dir: Path, parts: list[ConfigPart]) -> Path:
     path = out_dir / "kubeledger.yml"
-    path.write_text(render_config(clusters))
+    path.write_text(render_config(parts))
     return path

@@ -3,6 +3,7 @@ the bookkeeping of what was written."""
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -22,7 +23,17 @@ create or replace macro fmtnum(x) as
         when x is null then null
         when abs(x) < 0.00000000005 then '0'
         else regexp_replace(printf('%.10f', x), '\\.?0+$', '')
-    end
+    end;
+-- A UTC timestamp written as the wall time of `zone` with its offset (2026-10-01T17:00:00-07:00):
+-- the same instant, another spelling.
+create or replace macro iso_in_zone(ts, zone) as
+    strftime(timezone(zone, ts at time zone 'UTC'), '%Y-%m-%dT%H:%M:%S')
+    || case when timezone(zone, ts at time zone 'UTC') < ts then '-' else '+' end
+    || lpad((abs(datediff('minute', ts, timezone(zone, ts at time zone 'UTC'))) // 60)::varchar,
+            2, '0')
+    || ':'
+    || lpad((abs(datediff('minute', ts, timezone(zone, ts at time zone 'UTC'))) % 60)::varchar,
+            2, '0')
 """
 
 
@@ -39,10 +50,19 @@ class Context:
     _local: threading.local = field(default_factory=threading.local)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _cursors: list = field(default_factory=list)
+    overcommitted: Counter = field(default_factory=Counter)  # node-hours, by resource
+    subdir: str = ""  # a fleet's own folder under landing/ in a multi-fleet run
+    late_files: list = field(default_factory=list)  # (delivered on, landing root, path)
 
     @property
     def landing(self) -> Path:
-        return self.out_dir / "landing"
+        root = self.out_dir / "landing"
+        return root / self.subdir if self.subdir else root
+
+    def late_root(self, delivered: dt.date) -> Path:
+        """The landing folder of a later delivery (loaded after the first one)."""
+        root = self.out_dir / "late" / delivered.isoformat()
+        return root / self.subdir if self.subdir else root
 
     @property
     def seed(self) -> int:

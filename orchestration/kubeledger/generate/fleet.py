@@ -10,6 +10,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from kubeledger.generate.ids import Rand, base36, label_string
+from kubeledger.generate.messiness import Messiness
 
 HOUR = 3600
 GIB = 1024**3
@@ -22,6 +23,36 @@ GCP_REGION = "us-central1"
 GCP_ZONE = "us-central1-a"
 AZURE_SUBSCRIPTION = "3f2b8c1e-5a4d-4c6b-9e7f-1a2b3c4d5e6f"
 AZURE_LOCATION = "eastus"
+
+
+@dataclass(frozen=True)
+class Accounts:
+    """The cloud accounts one fleet is billed to (each fleet of a multi-fleet run has its own)."""
+
+    aws_account: str = AWS_ACCOUNT
+    gcp_project: str = GCP_PROJECT
+    gcp_project_number: str = "482910375514"
+    gcp_billing_account: str = GCP_BILLING_ACCOUNT
+    azure_subscription: str = AZURE_SUBSCRIPTION
+    azure_billing_account: str = "8611537"
+
+    @classmethod
+    def for_prefix(cls, prefix: str) -> Accounts:
+        """Accounts of a prefixed fleet: derived from the prefix alone, so two fleets with
+        different prefixes never share one."""
+        if not prefix:
+            return cls()
+        rand = Rand(("accounts", prefix))
+        billing = rand.hex(18, "gcp-billing").upper()
+        return cls(
+            aws_account=str(100000000000 + rand.u64("aws") % 900000000000),
+            gcp_project=f"{prefix}-analytics",
+            gcp_project_number=str(100000000000 + rand.u64("gcp-number") % 900000000000),
+            gcp_billing_account=f"{billing[:6]}-{billing[6:12]}-{billing[12:]}",
+            azure_subscription=rand.uuid("azure-subscription"),
+            azure_billing_account=str(10000000 + rand.u64("azure-billing") % 90000000),
+        )
+
 
 KINDS = ("eks", "gke", "aks", "onprem")
 BASE_IDS = {"eks": "eks-prod", "gke": "gke-analytics", "aks": "aks-web", "onprem": "onprem-dc1"}
@@ -37,6 +68,8 @@ class Params:
     start_date: dt.date
     billed_through: dt.date
     pods_per_node: int
+    messiness: Messiness = field(default_factory=Messiness.none)
+    prefix: str = ""  # cluster-ID prefix of one fleet among many ("f07" -> "f07-eks-prod")
 
     @property
     def hours(self) -> int:
@@ -49,6 +82,11 @@ class Params:
 
     def day(self, index: int) -> dt.date:
         return self.start_date + dt.timedelta(days=index)
+
+    @property
+    def last_billed_index(self) -> int:
+        """Day index of the last billed day (-1 when nothing is billed)."""
+        return (self.last_billed - self.start_date).days
 
     @property
     def last_billed(self) -> dt.date:
@@ -124,6 +162,8 @@ class Cluster:
     kind: str
     index: int
     copy: int
+    accounts: Accounts = field(default_factory=Accounts)
+    prefix: str = ""
 
     @property
     def provider(self) -> str:
@@ -136,7 +176,7 @@ class Cluster:
     # AWS
     @property
     def eks_arn(self) -> str:
-        return f"arn:aws:eks:{AWS_REGION}:{AWS_ACCOUNT}:cluster/{self.cluster_id}"
+        return f"arn:aws:eks:{AWS_REGION}:{self.accounts.aws_account}:cluster/{self.cluster_id}"
 
     @property
     def aws_cluster_tag(self) -> str:
@@ -150,7 +190,9 @@ class Cluster:
         return f"MC_rg-web_{self.cluster_id}_{AZURE_LOCATION}"
 
     def vmss_id(self, rand: Rand) -> str:
-        return "12345678" if self.copy == 1 else rand.digits(8, "vmss", self.cluster_id)
+        if self.copy == 1 and not self.prefix:
+            return "12345678"
+        return rand.digits(8, "vmss", self.cluster_id)
 
     # On-prem
     @property
@@ -178,6 +220,7 @@ class Instance:
     scale_set: str = ""  # Azure
     vm_index: int = -1  # Azure
     gce_id: str = ""  # Google Cloud numeric instance id
+    autoscaled: bool = False  # added by the autoscaler on days the bill does not cover yet
 
     @property
     def role(self) -> str:
@@ -197,11 +240,48 @@ class Instance:
 
 
 @dataclass
+class Irregularities:
+    """Which irregularities of `Params.messiness` this fleet got, and where (day indices)."""
+
+    scale_to_zero: tuple[str, tuple[int, int]] | None = None  # cluster, (Saturday, Sunday)
+    decommissioned: tuple[str, int] | None = None  # cluster, the day its last node leaves
+    outage: tuple[str, int] | None = None  # cluster-day billed with no agent reports
+    silent_node: tuple[str, str, int] | None = None  # cluster, node, day: billed, not reported
+    shared_load_balancer: str | None = None  # the AKS cluster whose Services share its LB
+    restated_month: dt.date | None = None  # first day of the AWS month re-exported
+    autoscaled: list[str] = field(default_factory=list)  # node names
+
+    def silent_days(self, cluster_id: str) -> set[int]:
+        """Days with no agent reports at all for the cluster."""
+        days: set[int] = set()
+        if self.scale_to_zero and self.scale_to_zero[0] == cluster_id:
+            days |= set(self.scale_to_zero[1])
+        if self.outage and self.outage[0] == cluster_id:
+            days.add(self.outage[1])
+        return days
+
+    def summary(self) -> dict:
+        return {
+            "scale_to_zero": self.scale_to_zero
+            and [self.scale_to_zero[0], list(self.scale_to_zero[1])],
+            "decommissioned": self.decommissioned and list(self.decommissioned),
+            "outage": self.outage and list(self.outage),
+            "silent_node": self.silent_node and list(self.silent_node),
+            "shared_load_balancer": self.shared_load_balancer,
+            "restated_month": self.restated_month and self.restated_month.isoformat(),
+            "autoscaled_nodes": list(self.autoscaled),
+        }
+
+
+@dataclass
 class Fleet:
     params: Params
     rand: Rand
     clusters: list[Cluster]
     instances: list[Instance] = field(default_factory=list)
+    accounts: Accounts = field(default_factory=Accounts)
+    irregular: Irregularities = field(default_factory=Irregularities)
+    used_names: set[str] = field(default_factory=set)  # node names, IPs: shared by fleets
 
     def cluster_instances(self, cluster_id: str) -> list[Instance]:
         return [i for i in self.instances if i.cluster_id == cluster_id]
@@ -209,15 +289,20 @@ class Fleet:
     def slots(self, cluster_id: str) -> dict[int, Pool]:
         return {i.slot: i.pool for i in self.cluster_instances(cluster_id)}
 
+    def autoscaled_slots(self, cluster_id: str) -> set[int]:
+        return {i.slot for i in self.cluster_instances(cluster_id) if i.autoscaled}
 
-def build_clusters(count: int) -> list[Cluster]:
+
+def build_clusters(count: int, prefix: str = "", accounts: Accounts | None = None) -> list[Cluster]:
     clusters = []
     for index in range(count):
         kind = KINDS[index % len(KINDS)]
         copy = index // len(KINDS) + 1
         base = BASE_IDS[kind]
         cluster_id = base if copy == 1 else f"{base}-{copy}"
-        clusters.append(Cluster(cluster_id, kind, index, copy))
+        if prefix:
+            cluster_id = f"{prefix}-{cluster_id}"
+        clusters.append(Cluster(cluster_id, kind, index, copy, accounts or Accounts(), prefix))
     return clusters
 
 
@@ -232,12 +317,111 @@ def node_counts(params: Params, clusters: list[Cluster]) -> list[int]:
     return counts
 
 
-def build_fleet(params: Params) -> Fleet:
-    rand = Rand(params.seed)
-    fleet = Fleet(params, rand, build_clusters(params.clusters))
-    for cluster, count in zip(fleet.clusters, node_counts(params, fleet.clusters), strict=True):
-        fleet.instances.extend(_cluster_instances(params, rand, cluster, count))
+def build_fleet(
+    params: Params,
+    kinds: list[str] | None = None,
+    used_names: set[str] | None = None,
+    node_counts_by_cluster: list[int] | None = None,
+) -> Fleet:
+    """The fleet model. `kinds` picks the clusters' kinds (default: the first
+    `params.clusters` of eks, gke, aks, onprem, round robin); `used_names` is shared by the
+    fleets of one multi-fleet run so node names never collide."""
+    rand = Rand(params.seed if not params.prefix else f"{params.prefix}/{params.seed}")
+    accounts = Accounts.for_prefix(params.prefix)
+    clusters = build_clusters(params.clusters, params.prefix, accounts)
+    if kinds is not None:
+        clusters = _clusters_of_kinds(kinds, params.prefix, accounts)
+    fleet = Fleet(params, rand, clusters, accounts=accounts)
+    fleet.irregular = plan_irregularities(params, clusters)
+    used = used_names if used_names is not None else set()
+    fleet.used_names = used
+    counts = node_counts_by_cluster or node_counts(params, fleet.clusters)
+    for cluster, count in zip(fleet.clusters, counts, strict=True):
+        fleet.instances.extend(_cluster_instances(fleet, cluster, count, used))
+    fleet.irregular.autoscaled = [i.node for i in fleet.instances if i.autoscaled]
+    silent = fleet.irregular.silent_node
+    if silent:
+        # the first worker of the cluster that ran the whole day
+        cid, _, day = silent
+        ran = [
+            i
+            for i in fleet.cluster_instances(cid)
+            if i.role == "worker"
+            and not i.autoscaled
+            and i.start_h <= day * 24
+            and i.end_h >= day * 24 + 24
+        ]
+        fleet.irregular.silent_node = (cid, ran[0].node, day) if ran else None
     return fleet
+
+
+def _clusters_of_kinds(kinds: list[str], prefix: str, accounts: Accounts) -> list[Cluster]:
+    clusters = []
+    copies: dict[str, int] = {}
+    for index, kind in enumerate(kinds):
+        copies[kind] = copies.get(kind, 0) + 1
+        copy = copies[kind]
+        base = BASE_IDS[kind]
+        cluster_id = base if copy == 1 else f"{base}-{copy}"
+        if prefix:
+            cluster_id = f"{prefix}-{cluster_id}"
+        clusters.append(Cluster(cluster_id, kind, index, copy, accounts, prefix))
+    return clusters
+
+
+def _first_of(clusters: list[Cluster], kinds: tuple[str, ...], taken: set[str]) -> Cluster | None:
+    for kind in kinds:
+        for cluster in clusters:
+            if cluster.kind == kind and cluster.cluster_id not in taken:
+                return cluster
+    return None
+
+
+def plan_irregularities(params: Params, clusters: list[Cluster]) -> Irregularities:
+    """Where each switched-on irregularity goes; those that do not fit the fleet are skipped.
+
+    Scale to zero: the first GKE cluster (else EKS, AKS) on the second weekend, when the
+    weekend and the Monday after are billed. Decommissioned: the first AKS cluster (else the
+    last other cloud cluster) on the 20th of the first month, when that day is billed. The
+    agent outage: the first EKS cluster on day 14; the silent node: the first GKE cluster on
+    day 17 (else the next cloud cluster). The restated month: the first fully billed month.
+    """
+    mess = params.messiness
+    plan = Irregularities()
+    last_billed = params.last_billed_index
+    taken: set[str] = set()
+    if mess.scale_to_zero_weekend:
+        saturday = next((d for d in range(7, params.days) if params.day(d).weekday() == 5), None)
+        target = _first_of(clusters, ("gke", "eks", "aks"), taken)
+        if saturday is not None and saturday + 2 <= last_billed and target:
+            plan.scale_to_zero = (target.cluster_id, (saturday, saturday + 1))
+            taken.add(target.cluster_id)
+    if mess.decommissioned_cluster:
+        day = (params.start_date.replace(day=20) - params.start_date).days
+        target = _first_of(clusters, ("aks",), taken) or _first_of(
+            list(reversed(clusters)), ("eks", "gke", "aks"), taken
+        )
+        others = [c for c in clusters if c.provider != "on_prem" and c is not target]
+        if 0 < day <= last_billed and target and others:
+            plan.decommissioned = (target.cluster_id, day)
+            taken.add(target.cluster_id)
+    if mess.bill_days_without_usage:
+        outage_day, node_day = 13, 16
+        target = _first_of(clusters, ("eks", "gke", "aks"), taken)
+        if target and outage_day <= last_billed:
+            plan.outage = (target.cluster_id, outage_day)
+        decommissioned = {plan.decommissioned[0]} if plan.decommissioned else set()
+        target = _first_of(clusters, ("gke", "aks", "eks"), decommissioned)
+        if target and node_day <= last_billed:
+            plan.silent_node = (target.cluster_id, "", node_day)
+    if mess.shared_load_balancer:
+        target = _first_of(clusters, ("aks",), set())
+        plan.shared_load_balancer = target.cluster_id if target else None
+    if mess.restated_cur and any(c.provider == "aws" for c in clusters):
+        plan.restated_month = next(
+            (first for first, _following, complete in params.billed_months() if complete), None
+        )
+    return plan
 
 
 def _slot_pools(cluster: Cluster, count: int) -> list[Pool]:
@@ -266,13 +450,16 @@ def _lifetimes(
     return [(0, hour + 1, HOUR, stop), (hour, hours, HOUR - stop, HOUR)]
 
 
-def _cluster_instances(params: Params, rand: Rand, cluster: Cluster, count: int) -> list[Instance]:
+def _cluster_instances(
+    fleet: Fleet, cluster: Cluster, count: int, used: set[str]
+) -> list[Instance]:
+    params, rand, plan = fleet.params, fleet.rand, fleet.irregular
     instances: list[Instance] = []
-    used_names: set[str] = set()
     vm_counters: dict[str, int] = {}
     first_spot_seen = False
-    pending: list[tuple[int, int, Pool, tuple[int, int, int, int]]] = []
-    for slot, pool in enumerate(_slot_pools(cluster, count)):
+    pending: list[tuple[int, int, Pool, tuple[int, int, int, int], bool]] = []
+    pools = _slot_pools(cluster, count)
+    for slot, pool in enumerate(pools):
         first_spot = pool.purchase == "spot" and not first_spot_seen
         first_spot_seen = first_spot_seen or pool.purchase == "spot"
         lives = (
@@ -280,16 +467,77 @@ def _cluster_instances(params: Params, rand: Rand, cluster: Cluster, count: int)
             if pool.purchase == "spot"
             else [(0, params.hours, HOUR, HOUR)]
         )
+        lives = _irregular_lives(plan, rand, cluster, slot, lives)
         for gen, life in enumerate(lives):
-            pending.append((gen, slot, pool, life))
+            pending.append((gen, slot, pool, life, False))
+    for offset, (pool, life) in enumerate(_autoscaled(params, plan, cluster, pools)):
+        pending.append((0, len(pools) + offset, pool, life, True))
     # Scale sets number instances in creation order: the originals, then replacements.
-    pending.sort(key=lambda item: (item[0], item[1]))
-    for gen, slot, pool, life in pending:
-        instance = _name_instance(cluster, rand, slot, gen, pool, life, used_names, vm_counters)
+    pending.sort(key=lambda item: (item[4], item[0], item[1]))
+    for gen, slot, pool, life, autoscaled in pending:
+        instance = _name_instance(cluster, rand, slot, gen, pool, life, used, vm_counters)
+        instance.autoscaled = autoscaled
         instance.labels = label_string(_node_labels(cluster, instance))
         instances.append(instance)
     instances.sort(key=lambda i: (i.slot, i.gen))
     return instances
+
+
+def _irregular_lives(
+    plan: Irregularities,
+    rand: Rand,
+    cluster: Cluster,
+    slot: int,
+    lives: list[tuple[int, int, int, int]],
+) -> list[tuple[int, int, int, int]]:
+    """Cut a slot's lifetimes by the scale-to-zero weekend (nodes leave Friday 22:00 and new
+    ones come up Monday 06:00) and by the decommissioning (every node leaves on the day,
+    staggered, the last in the afternoon)."""
+    cid = cluster.cluster_id
+    if plan.scale_to_zero and plan.scale_to_zero[0] == cid:
+        saturday = plan.scale_to_zero[1][0]
+        gap_start, gap_end = saturday * 24 - 2, (saturday + 2) * 24 + 6
+        cut = []
+        for start, end, first, last in lives:
+            if start < gap_start:
+                cut.append((start, min(end, gap_start), first, last if end <= gap_start else HOUR))
+            if end > gap_end:
+                cut.append((max(start, gap_end), end, first if start >= gap_end else HOUR, last))
+        lives = cut
+    if plan.decommissioned and plan.decommissioned[0] == cid:
+        day = plan.decommissioned[1]
+        stop = day * 24 + rand.randint(6, 15, "decommission", cid, slot)
+        secs = rand.pick((900, 1800, 2700), "decommission-minute", cid, slot)
+        cut = []
+        for start, end, first, last in lives:
+            if start >= stop:
+                continue
+            if end > stop:
+                end, last = stop + 1, secs
+            cut.append((start, end, first, last))
+        lives = cut
+    return lives
+
+
+def _autoscaled(
+    params: Params, plan: Irregularities, cluster: Cluster, pools: list[Pool]
+) -> list[tuple[Pool, tuple[int, int, int, int]]]:
+    """One node the cluster autoscaler adds on the first day the bills do not cover, in a
+    worker pool whose instance type, purchase option and region have billed nodes."""
+    if not params.messiness.autoscaled_unbilled_nodes or cluster.provider == "on_prem":
+        return []
+    if plan.decommissioned and plan.decommissioned[0] == cluster.cluster_id:
+        return []
+    first_unbilled = params.last_billed_index + 1
+    if first_unbilled >= params.days or first_unbilled < 1:
+        return []
+    workers = [p for p in pools if p.role == "worker"]
+    life = (first_unbilled * 24 + 3, params.hours, HOUR // 2, HOUR)
+    for purchase in ("on_demand", "spot", "sustained", "committed"):
+        peers = [p for p in workers if p.purchase == purchase]
+        if peers:
+            return [(peers[0], life)]
+    return [(workers[0], life)] if workers else []
 
 
 def _name_instance(
@@ -303,6 +551,7 @@ def _name_instance(
     vm_counters: dict[str, int],
 ) -> Instance:
     cid = cluster.cluster_id
+    accounts = cluster.accounts
     start_h, end_h, first_secs, last_secs = life
     common = dict(
         cluster_id=cid,
@@ -320,7 +569,12 @@ def _name_instance(
         while True:
             third = 16 * (slot % 3) + rand.randint(0, 15, "ip3", cid, slot, gen, attempt)
             fourth = rand.randint(4, 254, "ip4", cid, slot, gen, attempt)
-            node = f"ip-10-{cluster.index}-{third}-{fourth}.ec2.internal"
+            second = (
+                cluster.index
+                if not cluster.prefix
+                else rand.randint(0, 255, "ip2", cid, attempt // 4)
+            )
+            node = f"ip-10-{second}-{third}-{fourth}.ec2.internal"
             attempt += 1
             if node not in used:
                 break
@@ -348,18 +602,22 @@ def _name_instance(
         return Instance(
             node=node,
             zone=GCP_ZONE,
-            provider_id=f"gce://{GCP_PROJECT}/{GCP_ZONE}/{node}",
+            provider_id=f"gce://{accounts.gcp_project}/{GCP_ZONE}/{node}",
             resource_id=node,
             gce_id=rand.digits(19, "gce-id", cid, slot, gen).lstrip("0"),
             **common,
         )
     if cluster.kind == "aks":
         scale_set = f"aks-{pool.name}-{cluster.vmss_id(rand)}-vmss"
+        if scale_set not in vm_counters:
+            while scale_set in used:  # another fleet's cluster drew the same scale set ID
+                scale_set = f"aks-{pool.name}-{rand.digits(8, 'vmss', cid, scale_set)}-vmss"
+            used.add(scale_set)
         index = vm_counters.get(scale_set, 0)
         vm_counters[scale_set] = index + 1
         node = f"{scale_set}{base36(index, 6)}"
         provider_id = (
-            f"azure:///subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/"
+            f"azure:///subscriptions/{accounts.azure_subscription}/resourceGroups/"
             f"{cluster.resource_group.lower()}/providers/Microsoft.Compute/"
             f"virtualMachineScaleSets/{scale_set}/virtualMachines/{index}"
         )

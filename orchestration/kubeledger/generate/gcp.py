@@ -4,7 +4,7 @@ shape, day-level rows, one gzip file per invoice month (months are UTC months he
 from __future__ import annotations
 
 from kubeledger.generate.context import Context, sql_str, union_lines
-from kubeledger.generate.fleet import GCP_BILLING_ACCOUNT, GCP_PROJECT, GCP_REGION, GIB
+from kubeledger.generate.fleet import GCP_REGION, GIB
 
 COMPUTE = ("6F81-5844-456A", "Compute Engine")
 NETWORKING = ("E505-1604-58F8", "Networking")
@@ -19,6 +19,9 @@ SUD_SHARE = 0.2
 PD_BALANCED_GIB_MONTH = 0.10
 EGRESS_GB = 0.01
 SQL_VCPU_HOUR = 0.0413
+# Messiness.offset_timestamps: times written in Pacific time with their offset, as a
+# BigQuery query in the billing account's zone writes them (-07:00, -08:00 after Nov 1).
+OFFSET_ZONE = "America/Los_Angeles"
 
 LABELS = "struct(key varchar, value varchar)[]"
 CREDITS = "struct(name varchar, amount double, full_name varchar, id varchar, type varchar)[]"
@@ -55,6 +58,8 @@ def write_gcp(ctx: Context) -> None:
     if not gcp_clusters:
         return
     con = ctx.cursor()
+    accounts = ctx.fleet.accounts
+    project = accounts.gcp_project
     last = sql_str(params.last_billed.isoformat())
     committed = [
         i
@@ -71,6 +76,9 @@ def write_gcp(ctx: Context) -> None:
         cross join (values ('core'), ('ram')) as part(part)
         where provider = 'gcp' and usage_date <= date {last};
         create or replace temp table gcp_days as
+        select cluster_id, usage_date from cluster_days
+        where provider = 'gcp' and usage_date <= date {last};
+        create or replace temp table gcp_node_days as
         select distinct cluster_id, usage_date from gcp_nodes;
         """
     )
@@ -99,8 +107,8 @@ def write_gcp(ctx: Context) -> None:
                 {'key': 'compute.googleapis.com/machine_spec', 'value': instance_type},
                 {'key': 'compute.googleapis.com/memory', 'value': (mem_gib * 1024)::varchar}]""",
             "zone": "zone",
-            "resource_name": f"'projects/{GCP_PROJECT}/zones/' || zone || '/instances/' || node",
-            "global_name": f"""'//compute.googleapis.com/projects/{GCP_PROJECT}/zones/' || zone
+            "resource_name": f"'projects/{project}/zones/' || zone || '/instances/' || node",
+            "global_name": f"""'//compute.googleapis.com/projects/{project}/zones/' || zone
                                || '/instances/' || gce_id""",
             "cost": cost,
             "amount": f"case when {core} then cores * hours * 3600 "
@@ -163,7 +171,7 @@ def write_gcp(ctx: Context) -> None:
             "pricing_amount": gigabytes,
             "pricing_unit": "'gibibyte'",
         },
-        "from gcp_days",
+        "from gcp_node_days",
     )
     account_days = "from (select distinct usage_date from gcp_days)"
     database = (
@@ -175,9 +183,8 @@ def write_gcp(ctx: Context) -> None:
             "start_ts": day_ts,
             "labels": "[{'key': 'team', 'value': 'data'}]",
             "zone": "'us-central1-b'",
-            "resource_name": f"'projects/{GCP_PROJECT}/instances/analytics-pg'",
-            "global_name": f"'//cloudsql.googleapis.com/projects/{GCP_PROJECT}/instances/"
-            "analytics-pg'",
+            "resource_name": f"'projects/{project}/instances/analytics-pg'",
+            "global_name": f"'//cloudsql.googleapis.com/projects/{project}/instances/analytics-pg'",
             "cost": f"round(2 * 24 * {SQL_VCPU_HOUR}, 6)",
             "amount": str(2 * 24 * 3600),
             "unit": "'seconds'",
@@ -212,16 +219,26 @@ def write_gcp(ctx: Context) -> None:
             )
     con.execute(f"create or replace temp table gcp_lines as {union_lines(LINE_COLUMNS, parts)}")
     iso = "'%Y-%m-%dT%H:%M:%SZ'"
+
+    def stamp(ts: str) -> str:
+        if params.messiness.offset_timestamps:
+            return f"iso_in_zone({ts}, '{OFFSET_ZONE}')"
+        return f"strftime({ts}, {iso})"
+
+    export_time = stamp(
+        f"start_ts + interval 1 day + interval 3 hour "
+        f"+ to_minutes((hash({ctx.seed}, start_ts) % 50)::integer)"
+    )
     for first, following, _complete in params.billed_months():
         query = f"""
             select
-                '{GCP_BILLING_ACCOUNT}' as billing_account_id,
+                '{accounts.gcp_billing_account}' as billing_account_id,
                 {{'id': service_id, 'description': service_desc}} as service,
                 {{'id': sku_id, 'description': sku_desc}} as sku,
-                strftime(start_ts, {iso}) as usage_start_time,
-                strftime(start_ts + interval 1 day, {iso}) as usage_end_time,
-                {{'id': '{GCP_PROJECT}', 'name': 'Acme Analytics',
-                  'number': '482910375514', 'labels': []::{LABELS}}} as project,
+                {stamp("start_ts")} as usage_start_time,
+                {stamp("start_ts + interval 1 day")} as usage_end_time,
+                {{'id': '{project}', 'name': 'Acme Analytics',
+                  'number': '{accounts.gcp_project_number}', 'labels': []::{LABELS}}} as project,
                 coalesce(labels, []::{LABELS}) as labels,
                 coalesce(system_labels, []::{LABELS}) as system_labels,
                 {{'location': coalesce(zone, '{GCP_REGION}'), 'country': 'US',
@@ -235,9 +252,7 @@ def write_gcp(ctx: Context) -> None:
                 coalesce(credits, []::{CREDITS}) as credits,
                 {{'month': strftime(start_ts, '%Y%m')}} as invoice,
                 'regular' as cost_type,
-                strftime(start_ts + interval 1 day + interval 3 hour
-                         + to_minutes((hash({ctx.seed}, start_ts) % 50)::integer), {iso})
-                    as export_time
+                {export_time} as export_time
             from gcp_lines
             where start_ts >= timestamp '{first}' and start_ts < timestamp '{following}'
             order by start_ts, service_desc, sku_desc, resource_name nulls first,

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from kubeledger.generate.catalog import NAMESPACE_LABELS, Template, namespaces_for, templates_for
 from kubeledger.generate.fleet import (
-    AZURE_SUBSCRIPTION,
-    GCP_PROJECT,
     GCP_ZONE,
     GIB,
     HOUR,
@@ -73,7 +71,10 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
     cid = cluster.cluster_id
     instances = fleet.cluster_instances(cid)
     slots = fleet.slots(cid)
-    workers = [slot for slot, pool in slots.items() if pool.role == "worker"]
+    autoscaled = fleet.autoscaled_slots(cid)
+    workers = [
+        slot for slot, pool in slots.items() if pool.role == "worker" and slot not in autoscaled
+    ]
     control_planes = [slot for slot, pool in slots.items() if pool.role == "control-plane"]
     # Round-robin seats: a slot appears once per unit of weight, interleaved.
     max_weight = max(slots[s].weight for s in workers)
@@ -119,6 +120,7 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
                 else:
                     intents.append(Intent(workload, replica, 0, slot, 0, rollout))
                     intents.append(Intent(workload, replica, 1, slot, rollout, hours))
+    intents += _scaled_out(fleet, cluster, workloads, autoscaled)
 
     by_slot: dict[int, list[Instance]] = {}
     for instance in instances:
@@ -171,12 +173,31 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
                     }
                 ),
             }
-            for namespace in namespaces_for(cluster.kind)
+            for namespace in namespaces_for(cluster.kind, fleet.params.messiness.memory_bursts)
         ],
         lb_services=lb_services(fleet, cluster),
         omitted_owner_pods=sorted(omitted),
         bare_pods=sorted(bare),
     )
+
+
+def _scaled_out(
+    fleet: Fleet, cluster: Cluster, workloads: list[Workload], autoscaled: set[int]
+) -> list[Intent]:
+    """The replicas a HorizontalPodAutoscaler added to the largest scaled Deployment: two
+    per autoscaled node, from the node's first hour, of the rollout's second ReplicaSet."""
+    scaled = [w for w in workloads if w.kind == "Deployment" and w.template.replicas is None]
+    if not autoscaled or not scaled:
+        return []
+    workload = max(scaled, key=lambda w: (w.replicas * w.cpu_req, -w.wid))
+    intents = []
+    by_slot = {i.slot: i for i in fleet.cluster_instances(cluster.cluster_id) if i.autoscaled}
+    for n, slot in enumerate(sorted(autoscaled)):
+        start = by_slot[slot].start_h
+        for k in range(2):
+            replica = workload.replicas + 2 * n + k
+            intents.append(Intent(workload, replica, 1, slot, start, fleet.params.hours))
+    return intents
 
 
 def workload_is_bare(template: Template) -> bool:
@@ -194,7 +215,7 @@ def _run_intent(
 
 def _workloads(fleet: Fleet, cluster: Cluster, workers: list[int]) -> list[Workload]:
     params = fleet.params
-    templates = templates_for(cluster.kind)
+    templates = templates_for(cluster.kind, params.messiness.memory_bursts)
     slots = fleet.slots(cluster.cluster_id)
     daemon_sets = [t for t in templates if t.kind == "DaemonSet"]
     long_running = [t for t in templates if t.kind in LONG_RUNNING]
@@ -342,6 +363,7 @@ def _segment(
         "burst": template.burst,
         "mem_burst": template.mem_burst,
         "fixed_cpu": round(0.55 * instance.cores, 3) if template.stress else None,
+        "fixed_mem": round(0.5 * instance.mem_bytes) if template.mem_stress else None,
         "labels": labels,
     }
 
@@ -397,7 +419,7 @@ def _volume_identity(
         volume = "vol-0" + rand.hex(16, "ebs", cluster.cluster_id, claim)
         return "ebs.csi.aws.com", "gp3", volume, {"topology.kubernetes.io/zone": "us-east-1a"}
     if cluster.kind == "gke":
-        handle = f"projects/{GCP_PROJECT}/zones/{GCP_ZONE}/disks/{pv}"
+        handle = f"projects/{cluster.accounts.gcp_project}/zones/{GCP_ZONE}/disks/{pv}"
         return (
             "pd.csi.storage.gke.io",
             "standard-rwo",
@@ -406,7 +428,7 @@ def _volume_identity(
         )
     if cluster.kind == "aks":
         handle = (
-            f"/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/"
+            f"/subscriptions/{cluster.accounts.azure_subscription}/resourceGroups/"
             f"{cluster.resource_group.lower()}/providers/Microsoft.Compute/disks/{pv}"
         )
         return (
@@ -420,9 +442,13 @@ def _volume_identity(
 
 
 def lb_services(fleet: Fleet, cluster: Cluster) -> list[dict]:
-    """LoadBalancer Services and the ID the bill shows for their load balancer."""
+    """LoadBalancer Services and the ID the bill shows for their load balancer.
+
+    On AKS every LoadBalancer Service is a frontend IP of the cluster's one `kubernetes`
+    load balancer, so with Messiness.shared_load_balancer three Services report one ID."""
     rand = fleet.rand
     cid = cluster.cluster_id
+    accounts = cluster.accounts
     rows: list[tuple[str, str, str]] = []
     if cluster.kind == "eks":
         for namespace, service in (
@@ -431,18 +457,27 @@ def lb_services(fleet: Fleet, cluster: Cluster) -> list[dict]:
         ):
             name = "a" + rand.hex(31, "elb-name", cid, service)
             arn = (
-                "arn:aws:elasticloadbalancing:us-east-1:111111111111:loadbalancer/net/"
+                f"arn:aws:elasticloadbalancing:us-east-1:{accounts.aws_account}:loadbalancer/net/"
                 f"{name}/{rand.hex(16, 'elb-id', cid, service)}"
             )
             rows.append((namespace, service, arn))
     elif cluster.kind == "aks":
         lb = (
-            f"/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/{cluster.resource_group.lower()}"
-            "/providers/Microsoft.Network/loadBalancers/kubernetes"
+            f"/subscriptions/{accounts.azure_subscription}/resourceGroups/"
+            f"{cluster.resource_group.lower()}/providers/Microsoft.Network/loadBalancers/kubernetes"
         )
         rows.append(("web", "frontend", lb))
+        if fleet.irregular.shared_load_balancer == cid:
+            rows.append(("ingress-nginx", "ingress-nginx-controller", lb))
+            rows.append(("checkout", "checkout-api", lb))
     elif cluster.kind == "onprem":
-        rows.append(("openshift-ingress", "router-default", "10.20.0.50"))
+        address, attempt = "10.20.0.50", 0
+        while cluster.prefix and (attempt == 0 or address in fleet.used_names):
+            octets = [rand.randint(0, 255, "lb-ip", cid, attempt, n) for n in range(3)]
+            address = f"10.{octets[0]}.{octets[1]}.{octets[2]}"
+            attempt += 1
+        fleet.used_names.add(address)
+        rows.append(("openshift-ingress", "router-default", address))
     return [
         {"cluster_id": cid, "namespace": ns, "service": svc, "load_balancer_id": lb}
         for ns, svc, lb in rows

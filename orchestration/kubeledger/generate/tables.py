@@ -33,6 +33,7 @@ INSTANCES = pa.schema(
         ("scale_set", pa.string()),
         ("vm_index", pa.int32()),
         ("gce_id", pa.string()),
+        ("autoscaled", pa.bool_()),
     ]
 )
 
@@ -68,6 +69,7 @@ SEGMENTS = pa.schema(
         ("burst", pa.float64()),
         ("mem_burst", pa.float64()),
         ("fixed_cpu", pa.float64()),
+        ("fixed_mem", pa.float64()),
         ("labels", pa.string()),
     ]
 )
@@ -172,6 +174,7 @@ def load_tables(ctx: Context, pods: list[ClusterPods]) -> None:
                 "scale_set": i.scale_set,
                 "vm_index": i.vm_index,
                 "gce_id": i.gce_id,
+                "autoscaled": i.autoscaled,
             }
             for i in ctx.fleet.instances
         ],
@@ -206,6 +209,25 @@ def load_tables(ctx: Context, pods: list[ClusterPods]) -> None:
         from node_hours
         inner join hours on hours.h = node_hours.h
         group by all
+        """
+    )
+    # The days each cluster exists, from its first node's day to its last node's: its disks,
+    # load balancers and control-plane fee are billed on every one of them, also on the days
+    # it has no node (scaled to zero).
+    con.execute(
+        """
+        create or replace table cluster_days as
+        with spans as (
+            select cluster_id, provider, min(start_h) // 24 as first_day,
+                   (max(end_h) - 1) // 24 as last_day
+            from instances
+            group by all
+        ),
+        days as (select distinct day_idx, usage_date from hours)
+        select spans.cluster_id, spans.provider, days.day_idx, days.usage_date
+        from spans
+        inner join days on days.day_idx between spans.first_day and spans.last_day
+        order by spans.cluster_id, days.day_idx
         """
     )
     # The pod report streams rows in this order (no sort at write time).

@@ -52,6 +52,7 @@ def pod_report_sql(ctx: Context, cluster: Cluster, day: int) -> str:
             select * from segments
             where cluster_id = {sql_str(cluster.cluster_id)}
               and seg_start_h < {hi} and seg_end_h > {lo}
+              {_silent_node_filter(ctx, cluster, day, "node")}
         ),
         expanded as (
             select *, unnest(range(greatest(seg_start_h, {lo}), least(seg_end_h, {hi}))) as h
@@ -98,6 +99,7 @@ def pod_report_sql(ctx: Context, cluster: Cluster, day: int) -> str:
                 least(
                     coalesce(mem_lim, node_mem),
                     case
+                        when fixed_mem is not null then fixed_mem * (0.95 + 0.1 * r4)
                         when r4 < mem_burst then mem_base * (1.05 + 0.3 * r3)
                         else mem_base * mem_util * (0.9 + 0.2 * r4)
                     end
@@ -129,6 +131,14 @@ def pod_report_sql(ctx: Context, cluster: Cluster, day: int) -> str:
     """
 
 
+def _silent_node_filter(ctx: Context, cluster: Cluster, day: int, column: str) -> str:
+    """`and <column> <> '<node>'` on the day the agent reported nothing for that node."""
+    silent = ctx.fleet.irregular.silent_node
+    if silent and silent[0] == cluster.cluster_id and silent[2] == day:
+        return f"and {column} <> {sql_str(silent[1])}"
+    return ""
+
+
 def storage_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
     """One row per claim per pod-hour mounting it; pod '' when no pod mounted it."""
     cid = sql_str(cluster.cluster_id)
@@ -146,6 +156,7 @@ def storage_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
                 and segments.wid = claims.mount_wid
                 and (claims.mount_replica is null or segments.replica = claims.mount_replica)
             where segments.seg_start_h < {hi} and segments.seg_end_h > {lo}
+              {_silent_node_filter(ctx, cluster, lo // 24, "segments.node")}
         ),
         grid as (
             select claims.*, hours.*
@@ -180,7 +191,7 @@ def storage_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
     """
 
 
-def node_labels_sql(cluster: Cluster, lo: int, hi: int) -> str:
+def node_labels_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
     return f"""
         select
             hours.rp_start as report_period_start,
@@ -193,6 +204,7 @@ def node_labels_sql(cluster: Cluster, lo: int, hi: int) -> str:
         inner join hours on hours.h = node_hours.h
         where node_hours.cluster_id = {sql_str(cluster.cluster_id)}
           and node_hours.h >= {lo} and node_hours.h < {hi}
+          {_silent_node_filter(ctx, cluster, lo // 24, "node_hours.node")}
         order by node_hours.h, node_hours.node
     """
 
@@ -215,11 +227,22 @@ def namespace_labels_sql(cluster: Cluster, lo: int, hi: int) -> str:
 
 
 def usage_jobs(ctx: Context, cluster: Cluster, gzip_usage: bool = False) -> list:
-    """One job per day: that day's four reports and its manifest."""
+    """One job per day: that day's four reports and its manifest. No job on the days the
+    agent sent nothing (the cluster had no nodes, or the agent was down)."""
+    silent = ctx.fleet.irregular.silent_days(cluster.cluster_id)
     return [
         lambda day=day: _write_usage_day(ctx, cluster, day, gzip_usage)
         for day in range(ctx.fleet.params.days)
+        if day not in silent and _cluster_ran(ctx, cluster, day)
     ]
+
+
+def _cluster_ran(ctx: Context, cluster: Cluster, day: int) -> bool:
+    """Whether any node of the cluster ran that day (after decommissioning none does)."""
+    return any(
+        i.start_h < day * 24 + 24 and i.end_h > day * 24
+        for i in ctx.fleet.cluster_instances(cluster.cluster_id)
+    )
 
 
 def _write_usage_day(ctx: Context, cluster: Cluster, day: int, gzip_usage: bool) -> None:
@@ -232,14 +255,19 @@ def _write_usage_day(ctx: Context, cluster: Cluster, day: int, gzip_usage: bool)
     folder = ctx.landing / "usage" / cid / date.isoformat()
     uuid = ctx.fleet.rand.uuid("manifest", cid, date.isoformat())
     names = [f"{uuid}_openshift_usage_report.{n}{ext}" for n in range(len(REPORT_SUFFIXES))]
+    cursor = ctx.cursor()
+    pods = f"pod_rows_{cid.replace('-', '_')}_{day}"
+    cursor.execute(f"create or replace temp table {pods} as {pod_report_sql(ctx, cluster, day)}")
+    _count_overcommitted(ctx, pods)
     queries = (
-        pod_report_sql(ctx, cluster, day),
+        f"select * from {pods}",
         storage_report_sql(ctx, cluster, lo, hi),
-        node_labels_sql(cluster, lo, hi),
+        node_labels_sql(ctx, cluster, lo, hi),
         namespace_labels_sql(cluster, lo, hi),
     )
     for name, kind, query in zip(names, REPORT_SUFFIXES, queries, strict=True):
         ctx.copy(query, folder / name, f"koku_{kind}", options)
+    cursor.execute(f"drop table {pods}")
     start = dt.datetime.combine(date, dt.time(), dt.UTC)
     manifest = {
         "uuid": uuid,
@@ -258,19 +286,52 @@ def _write_usage_day(ctx: Context, cluster: Cluster, day: int, gzip_usage: bool)
     ctx.note(path, "manifest", 1)
 
 
+def _count_overcommitted(ctx: Context, pods: str) -> None:
+    """Node-hours whose claims, max(request, usage), sum past the capacity (SPEC §5)."""
+    cpu, memory = (
+        ctx.cursor()
+        .execute(
+            f"""
+            with node_hours as (
+                select
+                    sum(greatest(pod_usage_cpu_core_seconds,
+                                 coalesce(pod_request_cpu_core_seconds, 0)))
+                        > any_value(node_capacity_cpu_core_seconds) as cpu,
+                    sum(greatest(pod_usage_memory_byte_seconds,
+                                 coalesce(pod_request_memory_byte_seconds, 0)))
+                        > any_value(node_capacity_memory_byte_seconds) as memory
+                from {pods}
+                group by node, interval_start
+            )
+            select count(*) filter (where cpu), count(*) filter (where memory) from node_hours
+            """
+        )
+        .fetchone()
+    )
+    with ctx._lock:
+        ctx.overcommitted["cpu"] += cpu
+        ctx.overcommitted["memory"] += memory
+
+
 def write_supplementary(ctx: Context, cluster: Cluster) -> None:
     cid = sql_str(cluster.cluster_id)
     folder = ctx.landing / "cluster" / cluster.cluster_id
+    start = f"timestamp '{ctx.fleet.params.start_date}'"
+    first_seen = f"{start} + to_hours(start_h) + to_seconds(3600 - first_secs)"
+    last_seen = f"{start} + to_hours(end_h - 1) + to_seconds(last_secs)"
+    if ctx.fleet.params.messiness.offset_timestamps:
+        # the same instants, written in the data center's Central European time
+        seen = [f"iso_in_zone({ts}, 'Europe/Berlin')" for ts in (first_seen, last_seen)]
+    else:
+        seen = [f"strftime({ts}, '%Y-%m-%dT%H:%M:%SZ')" for ts in (first_seen, last_seen)]
     ctx.copy(
         f"""
         select
             cluster_id,
             node,
             nullif(provider_id, '') as provider_id,
-            strftime(timestamp '{ctx.fleet.params.start_date}' + to_hours(start_h)
-                     + to_seconds(3600 - first_secs), '%Y-%m-%dT%H:%M:%SZ') as first_seen,
-            strftime(timestamp '{ctx.fleet.params.start_date}' + to_hours(end_h - 1)
-                     + to_seconds(last_secs), '%Y-%m-%dT%H:%M:%SZ') as last_seen
+            {seen[0]} as first_seen,
+            {seen[1]} as last_seen
         from instances
         where cluster_id = {cid}
         order by slot, gen
