@@ -112,7 +112,7 @@ def _gcp(landing: Path, nodes: pd.DataFrame) -> dict:
             if (row.get("service") or {}).get("description") != "Compute Engine":
                 continue
             account = row["billing_account_id"]
-            day = dt.date.fromisoformat(row["usage_start_time"][:10])
+            day = _utc_day(row["usage_start_time"])
             sku = (row.get("sku") or {}).get("description", "")
             if sku.startswith("Commitment"):
                 commitment_fees[(account, day)] += float(row["cost"])
@@ -164,3 +164,11 @@ def _azure(landing: Path, nodes: pd.DataFrame) -> dict:
             day = dt.datetime.strptime(date, "%m/%d/%Y").date()
             out[(cluster, day)] += float(cost)
     return out
+
+
+def _utc_day(stamp: str) -> dt.date:
+    """The UTC day of an ISO 8601 timestamp, whatever offset it is written with."""
+    moment = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC)
+    return moment.date()

@@ -503,7 +503,7 @@ def _write_manifest(
     }
     path = data.parent / f"{EXPORT_NAME}-Manifest.json"
     path.write_text(json.dumps(manifest, indent=2) + "\n")
-    ctx.note(path, "manifest", 1)
+    ctx.note(path, "aws_manifest", 1)
 
 
 def _write_month(
