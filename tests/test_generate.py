@@ -7,13 +7,14 @@ import datetime as dt
 import gzip
 import hashlib
 import json
+import random
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 import pytest
 
-from kubeledger.generate import generate_fleet
+from kubeledger.generate import Messiness, generate_fleet, generate_fleets, random_fleet_specs
 from tests.oracle import expected_node_compute_cost
 
 TINY = {"nodes": 8, "days": 4}  # billed through day 2, which has spot replacements
@@ -371,3 +372,400 @@ def test_demo_config_validates(tiny):
         "aks-web",
         "onprem-dc1",
     ]
+
+
+# --- the messy fleet (issue 12 §2): one fixture long enough for every irregularity -------
+
+MESSY = {"nodes": 12, "days": 33, "pods_per_node": 6}  # Oct 1 - Nov 2, billed through Oct 31
+
+
+@pytest.fixture(scope="module")
+def messy(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("messy")
+    return out, generate_fleet(out, **MESSY)
+
+
+@pytest.fixture(scope="module")
+def tidy(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("tidy")
+    return out, generate_fleet(out, messiness=Messiness.none(), **MESSY)
+
+
+def _cur(root: Path, month: str) -> pd.DataFrame:
+    return pd.read_parquet(root / f"billing/aws/{month}/acme-cur2-00001.snappy.parquet")
+
+
+def _usage_days(landing: Path, cluster: str) -> set[str]:
+    return {p.name for p in (landing / "usage" / cluster).iterdir()}
+
+
+def _pod_rows(con, landing: Path, cluster: str = "*") -> pd.DataFrame:
+    return con.execute(
+        f"select * from read_csv('{landing}/usage/{cluster}/*/*.0.csv', union_by_name = true,"
+        " all_varchar = true)"
+    ).df()
+
+
+def test_messiness_switches():
+    assert all(vars(Messiness.all()).values())
+    assert not any(vars(Messiness.none()).values())
+    assert Messiness.none().on() == []
+    assert Messiness.all().on()[0] == "shared_load_balancer"
+    drawn = [Messiness.random(random.Random(5)) for _ in range(2)]
+    assert drawn[0] == drawn[1]  # from the rng alone
+    many = {Messiness.random(random.Random(n)) for n in range(40)}
+    assert len(many) > 30
+    assert Messiness.random(random.Random(1), p=1.0) == Messiness.all()
+
+
+def test_tidy_fleet_has_none_of_it(tidy):
+    out, summary = tidy
+    assert summary["messiness"] == []
+    assert summary["late_deliveries"] == []
+    assert not (out / "late").exists()
+    assert summary["overcommitted_node_hours"]["memory"] == 0
+    assert len(_usage_days(out / "landing", "gke-analytics")) == 33
+    assert "ownership:" not in (out / "kubeledger.yml").read_text()
+
+
+def test_aks_services_share_one_load_balancer_billed_once(messy):
+    out, summary = messy
+    landing = out / "landing"
+    services = pd.read_csv(landing / "cluster/aks-web/lb_services.csv")
+    assert len(services) == 3
+    assert services.load_balancer_id.nunique() == 1
+    lb = services.load_balancer_id.iloc[0]
+    assert lb.endswith("/providers/Microsoft.Network/loadBalancers/kubernetes")
+    azure = pd.concat(pd.read_csv(p, dtype=str) for p in (landing / "billing/azure").rglob("*.csv"))
+    lines = azure[azure.ResourceId.str.lower() == lb.lower()]
+    # one line a day, Oct 1 - Oct 20 (decommissioned on the 20th), at 24 h x $0.025
+    assert len(lines) == lines.Date.nunique() == 20
+    assert set(lines.CostInBillingCurrency.astype(float)) == {0.6}
+    aks = next(c for c in summary["clusters"] if c["cluster_id"] == "aks-web")
+    assert aks["load_balancers"] == 1 and aks["load_balancer_services"] == 3
+
+
+def test_a_cluster_scales_to_zero_for_a_weekend(messy):
+    out, summary = messy
+    landing = out / "landing"
+    cluster, (saturday, sunday) = summary["irregularities"]["scale_to_zero"]
+    assert cluster == "gke-analytics"
+    weekend = [START + dt.timedelta(days=d) for d in (saturday, sunday)]
+    assert [d.weekday() for d in weekend] == [5, 6]
+    assert weekend[0] == dt.date(2026, 10, 10)
+    days = _usage_days(landing, cluster)
+    assert not {d.isoformat() for d in weekend} & days
+    assert {"2026-10-09", "2026-10-12"} <= days
+    gcp = pd.read_json(
+        landing / "billing/gcp/2026-10/billing_export-000000000000.jsonl.gz", lines=True
+    )
+    gcp["day"] = pd.to_datetime(gcp.usage_start_time, utc=True).dt.date
+    names = gcp.resource.map(lambda r: r.get("name") or "")
+    on_weekend = gcp[gcp.day.isin(weekend)]
+    assert not names[on_weekend.index].str.contains("/instances/gke-").any()  # no node billed
+    assert names[on_weekend.index].str.contains("/disks/").sum() > 0  # the disks still are
+    # nodes left Friday 22:00 UTC and new ones came up Monday 06:00 UTC
+    nodes = pd.read_csv(landing / f"cluster/{cluster}/nodes.csv")
+    first = pd.to_datetime(nodes.first_seen, utc=True)
+    last = pd.to_datetime(nodes.last_seen, utc=True)
+    assert (last == pd.Timestamp("2026-10-09 22:00", tz="UTC")).sum() >= 2
+    assert (first == pd.Timestamp("2026-10-12 06:00", tz="UTC")).sum() >= 2
+    assert not (
+        (first < pd.Timestamp("2026-10-12", tz="UTC"))
+        & (last > pd.Timestamp("2026-10-10", tz="UTC"))
+    ).any()
+
+
+def test_a_cluster_is_decommissioned_on_the_20th(messy):
+    out, summary = messy
+    landing = out / "landing"
+    cluster, day = summary["irregularities"]["decommissioned"]
+    assert (cluster, START + dt.timedelta(days=day)) == ("aks-web", dt.date(2026, 10, 20))
+    assert max(_usage_days(landing, cluster)) == "2026-10-20"
+    nodes = pd.read_csv(landing / f"cluster/{cluster}/nodes.csv")
+    assert pd.to_datetime(nodes.last_seen, utc=True).dt.date.max() == dt.date(2026, 10, 20)
+    azure = pd.concat(pd.read_csv(p, dtype=str) for p in (landing / "billing/azure").rglob("*.csv"))
+    linked = azure[azure.ResourceGroup.str.lower() == "mc_rg-web_aks-web_eastus"]
+    assert pd.to_datetime(linked.Date, format="%m/%d/%Y").max() == pd.Timestamp("2026-10-20")
+    assert not (landing / "billing/azure/2026-11").exists() or not (
+        pd.read_csv(next((landing / "billing/azure/2026-11").glob("*.csv")), dtype=str)
+        .ResourceGroup.str.lower()
+        .eq("mc_rg-web_aks-web_eastus")
+        .any()
+    )
+
+
+def test_autoscaled_nodes_run_on_unbilled_days_beside_billed_peers(messy, con):
+    out, summary = messy
+    landing = out / "landing"
+    autoscaled = summary["irregularities"]["autoscaled_nodes"]
+    assert len(autoscaled) == 2  # eks-prod and gke-analytics (aks-web is gone by November)
+    nodes = pd.concat(pd.read_csv(p) for p in (landing / "cluster").glob("*/nodes.csv"))
+    new = nodes[nodes.node.isin(autoscaled)]
+    assert (
+        pd.to_datetime(new.first_seen, utc=True) == pd.Timestamp("2026-11-01 03:30", tz="UTC")
+    ).all()
+    labels = con.execute(
+        f"select distinct node, node_labels from read_csv('{landing}/usage/*/*/*.2.csv')"
+    ).df()
+    labels["type"] = labels.node_labels.str.extract(
+        r"label_node_kubernetes_io_instance_type:([^|]+)"
+    )
+    labels["pool"] = labels.node_labels.str.extract(
+        r"label_(?:eks_amazonaws_com_nodegroup|cloud_google_com_gke_nodepool):([^|]+)"
+    )
+    cur = _cur(landing, "2026-10")
+    instances = cur[cur.line_item_resource_id.fillna("").str.startswith("i-")]
+    gcp = pd.read_json(
+        landing / "billing/gcp/2026-10/billing_export-000000000000.jsonl.gz", lines=True
+    )
+    billed_gce = set(gcp.resource.map(lambda r: (r.get("name") or "").rsplit("/", 1)[-1]))
+    november = list((landing / "billing").rglob("2026-11*"))
+    assert not november  # nothing of November is billed
+    for _, node in new.iterrows():
+        peers = labels[
+            (labels.type == labels[labels.node == node.node].type.item())
+            & (labels.pool == labels[labels.node == node.node].pool.item())
+            & ~labels.node.isin(autoscaled)
+        ]
+        assert len(peers) >= 1, node.node
+        peer_ids = nodes[nodes.node.isin(peers.node)].provider_id.str.rsplit("/", n=1).str[-1]
+        assert set(peer_ids) & (set(instances.line_item_resource_id) | billed_gce), node.node
+        own = node.provider_id.rsplit("/", 1)[-1]
+        assert own not in set(instances.line_item_resource_id) | billed_gce
+
+
+def test_the_closed_month_is_restated_after_month_end(messy):
+    out, summary = messy
+    (delivery,) = summary["late_deliveries"]
+    assert delivery["delivered_on"] == "2026-11-03"
+    late = Path(delivery["landing"])
+    assert late == out / "late/2026-11-03"
+    original, restated = _cur(out / "landing", "2026-10"), _cur(late, "2026-10")
+    # the same billing period and account: the loader replaces the month's rows with it
+    for frame in (original, restated):
+        assert set(frame.bill_billing_period_start_date) == {"2026-10-01T00:00:00Z"}
+        assert set(frame.bill_payer_account_id) == {"111111111111"}
+    manifests = [
+        json.loads((root / "billing/aws/2026-10/acme-cur2-Manifest.json").read_text())
+        for root in (out / "landing", late)
+    ]
+    assert manifests[1]["exportTime"] > manifests[0]["exportTime"] >= "2026-11-01"
+    assert manifests[0]["billingPeriod"] == manifests[1]["billingPeriod"]
+
+    def total(frame, where):
+        return frame[where(frame)].line_item_unblended_cost.astype(float).sum()
+
+    spot = lambda f: f.line_item_usage_type.fillna("").str.contains("SpotUsage")  # noqa: E731
+    fee = lambda f: f.line_item_product_code == "AmazonEKS"  # noqa: E731
+    assert total(restated, spot) == pytest.approx(1.04 * total(original, spot), rel=1e-9)
+    assert total(original, spot) > 0
+    assert total(restated, fee) == pytest.approx(total(original, fee), rel=1e-12)
+    # October stays fully billed: every day of it has instance usage in the restatement
+    days = set(restated.line_item_usage_start_date.str[:10])
+    assert len(days) == 31
+
+
+def test_eks_fee_rows_are_shaped_like_aws_writes_them(messy, tidy):
+    out, _ = messy
+    cur = _cur(out / "landing", "2026-10")
+    fees = cur[cur.line_item_product_code == "AmazonEKS"]
+    assert set(fees.line_item_usage_type) == {"USE1-AmazonEKS-Hours:perCluster"}
+    assert set(fees.line_item_resource_id) == {
+        "arn:aws:eks:us-east-1:111111111111:cluster/eks-prod"
+    }
+    assert not fees.resource_tags.str.contains("kubernetes_io_cluster").any()
+    assert len(fees) == 31  # every day, the outage day included
+    tidy_cur = _cur(tidy[0] / "landing", "2026-10")
+    tidy_fees = tidy_cur[tidy_cur.line_item_product_code == "AmazonEKS"]
+    assert tidy_fees.resource_tags.str.contains("user_kubernetes_io_cluster_eks_prod").all()
+
+
+def test_timestamps_carry_offsets_but_the_same_instants(messy, tidy):
+    out, _ = messy
+    landing, tidy_landing = out / "landing", tidy[0] / "landing"
+    path = "billing/gcp/2026-10/billing_export-000000000000.jsonl.gz"
+    gcp = pd.read_json(landing / path, lines=True, dtype=False)
+    assert gcp.usage_start_time.str.endswith("-07:00").all()  # Pacific daylight time
+    start = pd.to_datetime(gcp.usage_start_time, utc=True)
+    assert (start == start.dt.normalize()).all()  # still UTC midnights
+    assert start.min() == pd.Timestamp("2026-10-01", tz="UTC")
+    assert gcp.usage_start_time.min() == "2026-09-30T17:00:00-07:00"
+    november = (
+        pd.read_json(landing / path.replace("2026-10", "2026-11"), lines=True, dtype=False)
+        if (landing / path.replace("2026-10", "2026-11")).exists()
+        else None
+    )
+    assert november is None  # November is not billed in this fleet
+    tidy_gcp = pd.read_json(tidy_landing / path, lines=True, dtype=False)
+    assert tidy_gcp.usage_start_time.str.endswith("Z").all()
+    assert sorted(pd.to_datetime(tidy_gcp.usage_start_time, utc=True).unique()) == sorted(
+        start.unique()
+    )
+    # nodes.csv in Central European time (+02:00, +01:00 after Oct 25): same instants
+    messy_nodes = pd.read_csv(landing / "cluster/onprem-dc1/nodes.csv")
+    tidy_nodes = pd.read_csv(tidy_landing / "cluster/onprem-dc1/nodes.csv")
+    assert messy_nodes.first_seen.str.endswith("+02:00").all()
+    assert messy_nodes.last_seen.str.endswith("+01:00").all()
+    assert tidy_nodes.first_seen.str.endswith("Z").all()
+    for column in ("first_seen", "last_seen"):
+        assert (
+            pd.to_datetime(messy_nodes[column], utc=True)
+            == pd.to_datetime(tidy_nodes[column], utc=True)
+        ).all()
+
+
+def test_bill_days_without_usage(messy, con):
+    out, summary = messy
+    landing = out / "landing"
+    cluster, day = summary["irregularities"]["outage"]
+    outage = START + dt.timedelta(days=day)
+    assert (cluster, outage) == ("eks-prod", dt.date(2026, 10, 14))
+    assert outage.isoformat() not in _usage_days(landing, cluster)
+    cur = _cur(landing, "2026-10")
+    that_day = cur[cur.line_item_usage_start_date.str.startswith(outage.isoformat())]
+    assert that_day.line_item_resource_id.fillna("").str.startswith("i-").sum() >= 3
+    cluster, node, day = summary["irregularities"]["silent_node"]
+    silent = (START + dt.timedelta(days=day)).isoformat()
+    assert cluster == "gke-analytics"
+    folder = landing / "usage" / cluster / silent
+    pods = con.execute(f"select distinct node from read_csv('{folder}/*.0.csv')").df()
+    node_labels = con.execute(f"select distinct node from read_csv('{folder}/*.2.csv')").df()
+    assert node not in set(pods.node) and node not in set(node_labels.node)
+    assert len(pods) >= 1
+    day_before = landing / "usage" / cluster / (START + dt.timedelta(days=day - 1)).isoformat()
+    assert node in set(con.execute(f"select node from read_csv('{day_before}/*.0.csv')").df().node)
+    gcp = pd.read_json(
+        landing / "billing/gcp/2026-10/billing_export-000000000000.jsonl.gz", lines=True
+    )
+    gcp["day"] = pd.to_datetime(gcp.usage_start_time, utc=True).dt.date.astype(str)
+    names = gcp.resource.map(lambda r: r.get("name") or "")
+    assert ((gcp.day == silent) & names.str.endswith(f"/instances/{node}")).sum() == 2  # core, ram
+
+
+def test_demo_config_maps_aliased_keys_and_pods_carry_them(messy, con):
+    config = pytest.importorskip("kubeledger.config")
+    out, _ = messy
+    text = (out / "kubeledger.yml").read_text()
+    assert 'selector: "app.kubernetes.io/name in (cart, checkout-worker)"' in text
+    assert 'selector: "squad=discovery"' in text
+    assert "notin (" in text and "cluster: gke-analytics" in text
+    assert "aliases: {squad: team}" in text
+    loaded = config.load_config(out / "kubeledger.yml")
+    selectors = loaded.tables["selector_mappings"]
+    assert [s["operator"] for s in selectors] == ["in", "in", "notin"]
+    assert [s["cluster_id"] for s in selectors] == [None, None, "gke-analytics"]
+    pods = _pod_rows(con, out / "landing", "eks-prod")
+    labels = pods.pod_labels.fillna("")
+    assert labels.str.contains(r"label_app_kubernetes_io_name:cart(?:\||$)").any()
+    assert labels.str.contains(r"label_app_kubernetes_io_name:checkout-worker(?:\||$)").any()
+    assert labels.str.contains(r"label_squad:discovery(?:\||$)").any()
+    # the namespace mapping sits on checkout, whose every pod names its own team
+    mappings = loaded.tables["namespace_mappings"]
+    assert {(m["namespace"], m["team"]) for m in mappings} == {("checkout", "storefront")}
+    assert {m["cluster_id"] for m in mappings} == {
+        "eks-prod",
+        "gke-analytics",
+        "aks-web",
+        "onprem-dc1",
+    }
+    checkout = _pod_rows(con, out / "landing")
+    checkout = checkout[checkout.namespace == "checkout"]
+    assert len(checkout) > 0
+    assert checkout.pod_labels.str.contains(r"label_team:payments(?:\||$)").all()
+
+
+def test_memory_is_overcommitted_on_some_node_hours(messy, tidy, con):
+    out, summary = messy
+    row = con.execute(
+        f"""
+        with node_hours as (
+            select node, interval_start,
+                   any_value(node_capacity_memory_byte_seconds) as capacity,
+                   sum(greatest(pod_usage_memory_byte_seconds, pod_request_memory_byte_seconds))
+                       as claimed,
+                   count(*) filter (where pod_usage_memory_byte_seconds
+                                    > pod_request_memory_byte_seconds) as bursting
+            from read_csv('{out}/landing/usage/*/*/*.0.csv', union_by_name = true)
+            group by all
+        )
+        select count(*) filter (where claimed > capacity), sum(bursting) from node_hours
+        """
+    ).fetchone()
+    assert row[0] > 0
+    assert row[0] == summary["overcommitted_node_hours"]["memory"]
+    assert summary["overcommitted_node_hours"]["cpu"] > 0
+    assert row[1] > row[0]
+    assert tidy[1]["overcommitted_node_hours"]["memory"] == 0
+
+
+# --- many fleets in one landing folder (the differential test's input) -------------------
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> tuple[Path, dict, list]:
+    out = tmp_path_factory.mktemp("many")
+    specs = random_fleet_specs(5, random.Random(12), days=35, min_nodes=3, max_nodes=4)
+    return out, generate_fleets(out, specs), specs
+
+
+def test_random_fleet_specs_cover_every_cloud():
+    specs = random_fleet_specs(6, random.Random(4))
+    assert random_fleet_specs(6, random.Random(4)) == specs
+    assert {kind for spec in specs for kind in spec.kinds} == {"eks", "gke", "aks", "onprem"}
+    assert len({spec.prefix for spec in specs}) == 6
+    assert all(3 <= n <= 8 for spec in specs for n in spec.nodes)
+    assert all(spec.days == 35 for spec in specs)
+    assert len({spec.messiness for spec in specs}) > 1
+
+
+def test_many_fleets_share_nothing_but_the_landing_folder(many, con):
+    out, summary, specs = many
+    landing = out / "landing"
+    fleets = summary["fleets"]
+    assert [f["prefix"] for f in fleets] == [s.prefix for s in specs]
+    ids = [cid for f in fleets for cid in f["cluster_ids"]]
+    assert len(ids) == len(set(ids))
+    assert all(cid.startswith(f["prefix"] + "-") for f in fleets for cid in f["cluster_ids"])
+    for key in ("aws_account", "gcp_project", "gcp_billing_account", "azure_subscription"):
+        assert len({f["accounts"][key] for f in fleets}) == len(fleets), key
+    assert {p.name for p in landing.iterdir()} == {s.prefix for s in specs}
+    nodes = pd.concat(pd.read_csv(p, dtype=str) for p in landing.glob("*/cluster/*/nodes.csv"))
+    assert set(nodes.cluster_id) == set(ids)
+    assert nodes.node.is_unique
+    provider = nodes.provider_id.dropna()
+    assert provider.is_unique
+    handles = con.execute(
+        f"""select distinct _cluster, csi_volume_handle from (
+            select split_part(filename, '/usage/', 2) as path,
+                   split_part(path, '/', 1) as _cluster, csi_volume_handle
+            from read_csv('{landing}/*/usage/*/*/*.1.csv', filename = true, all_varchar = true))"""
+    ).df()
+    assert handles.csi_volume_handle.is_unique and len(handles) > 0
+    services = pd.concat(
+        pd.read_csv(p, dtype=str) for p in landing.glob("*/cluster/*/lb_services.csv")
+    )
+    assert (services.groupby("load_balancer_id").cluster_id.nunique() == 1).all()
+    cur = pd.concat(pd.read_parquet(p) for p in landing.glob("*/billing/aws/*/*.parquet"))
+    eks = [cid for cid in ids if "-eks-" in cid]
+    assert cur.bill_payer_account_id.nunique() == len({cid.split("-")[0] for cid in eks})
+
+
+def test_many_fleets_have_one_config_and_their_own_switches(many):
+    config = pytest.importorskip("kubeledger.config")
+    out, summary, specs = many
+    loaded = config.load_config(out / "kubeledger.yml")
+    clusters = [c["cluster_id"] for c in loaded.tables["clusters"]]
+    assert clusters == [cid for f in summary["fleets"] for cid in f["cluster_ids"]]
+    text = (out / "kubeledger.yml").read_text()
+    assert text.count("aliases:") == 1 and text.count("selector_mappings:") <= 1
+    for fleet, spec in zip(summary["fleets"], specs, strict=True):
+        assert fleet["messiness"] == spec.messiness.on()
+        for cid, section in fleet["distribution"].items():
+            assert f"    {cid}: {{preset: {section['preset']}" in text
+        restated = fleet["irregularities"]["restated_month"]
+        late = [
+            f for d in summary["late_deliveries"] for f in d["files"] if f"/{fleet['prefix']}/" in f
+        ]
+        assert bool(late) == bool(restated)
+    assert summary["pod_usage_rows"] > 0
