@@ -769,3 +769,12 @@ def test_many_fleets_have_one_config_and_their_own_switches(many):
         ]
         assert bool(late) == bool(restated)
     assert summary["pod_usage_rows"] > 0
+
+
+def test_many_fleets_are_deterministic(tmp_path):
+    specs = random_fleet_specs(2, random.Random(7), days=4, min_nodes=2, max_nodes=3)
+    generate_fleets(tmp_path / "a", specs)
+    generate_fleets(tmp_path / "b", specs)
+    assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
+    with pytest.raises(ValueError, match="prefix"):
+        generate_fleets(tmp_path / "c", [specs[0], specs[0]])
