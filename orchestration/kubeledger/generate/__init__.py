@@ -6,10 +6,11 @@ default (`Messiness`).
     generate_fleets(Path("many"), random_fleet_specs(40, random.Random(1)))
         ->  many/landing/<prefix>/..., many/late/<day>/<prefix>/..., one many/kubeledger.yml
 
-Modules: `messiness` (the switches), `fleet` (clusters, pools, node instances, where each
-irregularity goes), `catalog` (namespaces, workloads), `pods` (pods, owners, claims),
-`tables` (the model in DuckDB), `usage` (operator reports and supplementary CSVs), `aws` /
-`gcp` / `azure` (bills), `onprem` (rate card), `config` (YAML), `multi` (many fleets).
+Modules: `messiness` (the switches), `irregular` (where each irregularity goes), `fleet`
+(clusters, pools, node instances), `catalog` (namespaces, workloads), `pods` (pods, owners,
+claims), `tables` (the model in DuckDB), `usage` (operator reports and supplementary CSVs),
+`aws` / `gcp` / `azure` (bills), `onprem` (rate card), `config` (YAML), `writer` (one fleet's
+files), `multi` (many fleets).
 """
 
 from __future__ import annotations
