@@ -1,0 +1,206 @@
+"""The monthly close (SPEC §9): estimates in decimal, targets, factor, bounds, completeness,
+rounding down to the cent with the leftover cents to the largest estimates."""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import math
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, localcontext
+
+import pandas as pd
+
+from tests.reference.settings import Settings
+
+UNASSIGNED = "__unassigned__"
+FAMILIES = ["compute", "storage", "network"]
+CENT = Decimal("0.01")
+MICRO = Decimal("0.000001")
+
+
+def to_micro(value: float) -> Decimal:
+    return Decimal(repr(float(value))).quantize(MICRO, rounding=ROUND_HALF_UP)
+
+
+def to_cent(value) -> Decimal:
+    return Decimal(repr(float(value)) if isinstance(value, float) else value).quantize(
+        CENT, rounding=ROUND_HALF_UP
+    )
+
+
+def round_lines(
+    estimates: dict[str, Decimal], target: Decimal
+) -> dict[str, Decimal]:
+    """Each line's exact share = estimate × target / total, rounded down to the cent; the k
+    leftover cents go one each to the k largest estimates, ties to the smallest line ID
+    (byte-wise). A total of 0 bills nothing (callers route the target to __unassigned__)."""
+    total = sum(estimates.values(), Decimal(0))
+    if total == 0:
+        return {line: Decimal("0.00") for line in estimates}
+    with localcontext() as context:
+        context.prec = 80
+        billed = {
+            line: (estimate * target / total).quantize(CENT, rounding=ROUND_FLOOR)
+            for line, estimate in estimates.items()
+        }
+    leftover = int((target - sum(billed.values(), Decimal(0))) / CENT)
+    order = sorted(estimates, key=lambda line: (-estimates[line], line.encode()))
+    for line in order[:leftover]:
+        billed[line] += CENT
+    return billed
+
+
+def month_days(month: dt.date) -> list[dt.date]:
+    last = calendar.monthrange(month.year, month.month)[1]
+    return [month.replace(day=day) for day in range(1, last + 1)]
+
+
+def line_key(row, grain: str) -> str:
+    if row.owner_status != "owned":
+        return UNASSIGNED
+    value = getattr(row, grain)
+    return UNASSIGNED if value is None or value == "unallocated" else value
+
+
+def close_month(
+    month: dt.date,
+    owner_days: pd.DataFrame,
+    scope: pd.DataFrame,
+    day_status: pd.DataFrame,
+    settings: Settings,
+    as_of: dt.date,
+) -> pd.DataFrame:
+    """The bill lines of one month, every cluster and family."""
+    days = set(month_days(month))
+    month_end = max(days)
+    closable_from = month_end + dt.timedelta(days=settings.grace_days)
+    deadline = month_end + dt.timedelta(days=settings.deadline_days)
+    past_deadline = as_of > deadline
+    owners = owner_days[owner_days["usage_date"].isin(days)]
+    owners = owners.assign(
+        line_key=[line_key(row, settings.line_grain) for row in owners.itertuples(index=False)]
+    )
+    scope = scope[scope["usage_date"].isin(days)]
+    status = day_status[day_status["usage_date"].isin(days)]
+    clusters = sorted(set(owners["cluster_id"]) | set(scope["cluster_id"]))
+    rows = []
+    for cluster in clusters:
+        incomplete = _incomplete_days(
+            status[status["cluster_id"] == cluster], settings, as_of, past_deadline
+        )
+        for family in FAMILIES:
+            mine = owners[(owners["cluster_id"] == cluster) & (owners["cost_family"] == family)]
+            sums = mine.groupby("line_key")["total_cost"].apply(lambda s: math.fsum(s))
+            estimates = {key: to_micro(value) for key, value in sums.items()}
+            slice_rows = scope[(scope["cluster_id"] == cluster) & (scope["cost_family"] == family)]
+            if not estimates and slice_rows.empty:
+                continue
+            rows.extend(
+                _cluster_family(
+                    cluster,
+                    family,
+                    estimates,
+                    slice_rows,
+                    settings,
+                    incomplete,
+                    past_deadline,
+                    as_of >= closable_from,
+                )
+            )
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame.insert(0, "month_start_date", month)
+    return frame
+
+
+def _incomplete_days(status: pd.DataFrame, settings: Settings, as_of, past_deadline) -> list:
+    """SPEC §4 complete days over the cluster's month (first to last day with evidence)."""
+    evidence = status[status["has_usage"] | status["has_billing"]]
+    if evidence.empty:
+        return []
+    first, last = evidence["usage_date"].min(), evidence["usage_date"].max()
+    missing = []
+    by_day = {row.usage_date: row for row in status.itertuples(index=False)}
+    day = first
+    while day <= last:
+        row = by_day.get(day)
+        usage = bool(row.has_usage) if row is not None else False
+        billing = bool(row.has_billing) if row is not None else False
+        estimated = int(row.estimated_nodes) if row is not None else 0
+        if usage and billing:
+            complete = estimated == 0 or past_deadline
+        elif not usage and not billing:
+            complete = True
+        elif billing:
+            complete = as_of > day + dt.timedelta(days=settings.repair_window_days)
+        else:  # usage without billing: an estimate, final only past the deadline
+            complete = past_deadline
+        if not complete:
+            missing.append(day)
+        day += dt.timedelta(days=1)
+    return missing
+
+
+def _cluster_family(
+    cluster, family, estimates, slice_rows, settings, incomplete, past_deadline, closable
+):
+    total = sum(estimates.values(), Decimal(0))
+    has_link = settings.has_billing_link(cluster)
+    invoice = to_cent(math.fsum(slice_rows["in_scope_cost"])) if not slice_rows.empty else None
+    status, reason, reconciled = "ready", None, True
+    if not has_link:
+        target, reconciled = to_cent(total), False
+    elif invoice is None:
+        if total != 0:
+            status, reason = "blocked", "empty_slice"
+        target, reconciled = to_cent(total), False
+    elif invoice < 0:  # a negative invoice slice is treated as no invoice
+        target, reconciled = to_cent(total), False
+    else:
+        target = invoice
+        if total > 0 and target > 0:
+            factor = target / total
+            if not settings.factor_min <= factor <= settings.factor_max:
+                status, reason = "blocked", "factor_out_of_bounds"
+    if incomplete and status == "ready":
+        status, reason = "blocked", "incomplete_days"
+    if not closable and status == "ready":
+        status, reason = "blocked", "grace_window"
+    if status == "blocked" and past_deadline and reason != "grace_window":
+        status, reconciled = "estimated_fallback", False
+        target = to_cent(total)
+    lines = dict(estimates)
+    if total == 0 and target != 0:  # nothing attributed: all of it to __unassigned__
+        lines = {UNASSIGNED: Decimal("0.000000")}
+        lines_for_rounding = {UNASSIGNED: Decimal(1)}
+    else:
+        lines_for_rounding = dict(lines)
+    if settings.unassigned_policy == "proportional" and UNASSIGNED in lines and len(lines) > 1:
+        others = {k: v for k, v in lines.items() if k != UNASSIGNED}
+        rest = sum(others.values(), Decimal(0))
+        if rest != 0:
+            spread = lines[UNASSIGNED]
+            lines = {
+                k: (v + spread * v / rest).quantize(MICRO, rounding=ROUND_HALF_UP)
+                for k, v in others.items()
+            }
+            lines_for_rounding = dict(lines)
+    billed = round_lines(lines_for_rounding, target)
+    factor = (target / total) if total != 0 else (Decimal(0) if target == 0 else None)
+    return [
+        {
+            "cluster_id": cluster,
+            "cost_family": family,
+            "line_key": key,
+            "line_id": f"{cluster}|{family}|{key}",
+            "is_unassigned": key == UNASSIGNED,
+            "estimated_cost": lines[key],
+            "billed_cost": billed[key],
+            "target_cost": target,
+            "factor": factor,
+            "is_reconciled": reconciled,
+            "close_status": status,
+            "reason": reason,
+        }
+        for key in sorted(lines, key=lambda k: k.encode())
+    ]

@@ -1,0 +1,184 @@
+"""Reading the Kubernetes side of the landing folder (SPEC §3.1), independently of kubeledger.
+
+Every koku-metrics-operator report is recognised by its header (never its name), parsed by
+header name; the cluster is the `cluster_id` of the `manifest.json` next to the report, else the
+folder's name (docs/landing-and-raw.md). Hours are UTC hours of `interval_start`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+POD_COLUMNS = [
+    "interval_start",
+    "node",
+    "namespace",
+    "pod",
+    "pod_usage_cpu_core_seconds",
+    "pod_request_cpu_core_seconds",
+    "pod_usage_memory_byte_seconds",
+    "pod_request_memory_byte_seconds",
+    "node_capacity_cpu_cores",
+    "node_capacity_cpu_core_seconds",
+    "node_capacity_memory_bytes",
+    "node_capacity_memory_byte_seconds",
+    "node_role",
+    "resource_id",
+    "pod_labels",
+]
+NUMBERS = [
+    "pod_usage_cpu_core_seconds",
+    "pod_request_cpu_core_seconds",
+    "pod_usage_memory_byte_seconds",
+    "pod_request_memory_byte_seconds",
+    "node_capacity_cpu_cores",
+    "node_capacity_cpu_core_seconds",
+    "node_capacity_memory_bytes",
+    "node_capacity_memory_byte_seconds",
+]
+STORAGE_COLUMNS = [
+    "interval_start",
+    "namespace",
+    "pod",
+    "node",
+    "persistentvolumeclaim",
+    "persistentvolume",
+    "csi_volume_handle",
+]
+
+
+@dataclass
+class Usage:
+    pods: pd.DataFrame  # one row per cluster, node, hour, namespace, pod
+    storage: pd.DataFrame  # one row per cluster, hour, namespace, pod, pvc, pv
+    node_labels: pd.DataFrame  # cluster_id, node, hour, node_labels
+    namespace_labels: pd.DataFrame  # cluster_id, namespace, hour, namespace_labels
+    owners: pd.DataFrame  # cluster_id, namespace, kind, name, owner_kind, owner_name
+    lb_services: pd.DataFrame  # cluster_id, namespace, service, load_balancer_id
+
+
+def parse_timestamps(values: pd.Series) -> pd.Series:
+    """Koku timestamps (`2026-10-01 00:00:00 +0000 UTC`), ISO forms with offsets or `Z`, to UTC."""
+    text = values.astype("string").str.strip().str.replace(r"\s+UTC$", "", regex=True)
+    return pd.to_datetime(text, utc=True, format="mixed")
+
+
+def _read_text(path: Path) -> str:
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return raw.decode("utf-8-sig")
+
+
+def _cluster_of(folder: Path, cache: dict[Path, str]) -> str:
+    if folder not in cache:
+        manifest = folder / "manifest.json"
+        cluster = folder.name
+        if manifest.exists():
+            cluster = json.loads(manifest.read_text()).get("cluster_id") or folder.name
+        cache[folder] = cluster
+    return cache[folder]
+
+
+def _kind(header: list[str]) -> str | None:
+    names = {name.strip().lower() for name in header}
+    if "pod_usage_cpu_core_seconds" in names:
+        return "pods"
+    if "persistentvolumeclaim_capacity_bytes" in names:
+        return "storage"
+    if "node_labels" in names and "pod" not in names:
+        return "node_labels"
+    if "namespace_labels" in names:
+        return "namespace_labels"
+    return None
+
+
+def read_usage(landing: Path) -> Usage:
+    frames: dict[str, list[pd.DataFrame]] = {
+        "pods": [],
+        "storage": [],
+        "node_labels": [],
+        "namespace_labels": [],
+    }
+    clusters: dict[Path, str] = {}
+    usage_root = landing / "usage"
+    paths = sorted(p for p in usage_root.rglob("*") if p.is_file()) if usage_root.exists() else []
+    for order, path in enumerate(paths):
+        if path.name.startswith(".") or path.name.endswith("manifest.json"):
+            continue
+        if not (path.name.endswith(".csv") or path.name.endswith(".csv.gz")):
+            continue
+        text = _read_text(path)
+        header = text.split("\n", 1)[0].strip().split(",")
+        kind = _kind(header)
+        if kind is None:
+            continue
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+        frame.columns = [c.strip().lower() for c in frame.columns]
+        frame["cluster_id"] = _cluster_of(path.parent, clusters)
+        frame["_order"] = order
+        frames[kind].append(frame)
+
+    pods = _concat(frames["pods"], POD_COLUMNS)
+    pods["hour"] = parse_timestamps(pods["interval_start"]).dt.floor("h")
+    for column in NUMBERS:
+        pods[column] = pd.to_numeric(pods[column].replace("", None), errors="coerce").fillna(0.0)
+    # A re-delivered report replaces the same hours: keep the latest file's row.
+    pods = pods.sort_values("_order").drop_duplicates(
+        ["cluster_id", "node", "hour", "namespace", "pod"], keep="last"
+    )
+    pods["usage_date"] = pods["hour"].dt.date
+    storage = _concat(frames["storage"], STORAGE_COLUMNS)
+    storage["hour"] = parse_timestamps(storage["interval_start"]).dt.floor("h")
+    storage = storage.sort_values("_order").drop_duplicates(
+        ["cluster_id", "hour", "namespace", "pod", "persistentvolumeclaim", "persistentvolume"],
+        keep="last",
+    )
+    storage["usage_date"] = storage["hour"].dt.date
+    node_labels = _concat(frames["node_labels"], ["interval_start", "node", "node_labels"])
+    node_labels["hour"] = parse_timestamps(node_labels["interval_start"]).dt.floor("h")
+    namespace_labels = _concat(
+        frames["namespace_labels"], ["interval_start", "namespace", "namespace_labels"]
+    )
+    namespace_labels["hour"] = parse_timestamps(namespace_labels["interval_start"]).dt.floor("h")
+    return Usage(
+        pods=pods.reset_index(drop=True),
+        storage=storage.reset_index(drop=True),
+        node_labels=node_labels,
+        namespace_labels=namespace_labels,
+        owners=_supplementary(
+            landing,
+            "owners.csv",
+            ["cluster_id", "namespace", "kind", "name", "owner_kind", "owner_name"],
+        ),
+        lb_services=_supplementary(
+            landing, "lb_services.csv", ["cluster_id", "namespace", "service", "load_balancer_id"]
+        ),
+    )
+
+
+def _concat(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=str) for c in [*columns, "cluster_id", "_order"]})
+    frame = pd.concat(frames, ignore_index=True)
+    for column in columns:
+        if column not in frame:
+            frame[column] = ""
+    return frame[[*columns, "cluster_id", "_order"]]
+
+
+def _supplementary(landing: Path, name: str, columns: list[str]) -> pd.DataFrame:
+    frames = []
+    for path in sorted((landing / "cluster").glob(f"*/{name}")) if landing.exists() else []:
+        frame = pd.read_csv(io.StringIO(_read_text(path)), dtype=str, keep_default_na=False)
+        frame.columns = [c.strip().lower() for c in frame.columns]
+        frames.append(frame[columns])
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=str) for c in columns})
+    return pd.concat(frames, ignore_index=True).drop_duplicates()
