@@ -1,0 +1,491 @@
+"""Reading the landing folder for the reference pricing: file recognition by header, UTC
+timestamps, usage reports reduced to node-hours and PV-days, the supplementary CSVs and the
+rate card. Written from SPEC §3 and docs/landing-and-raw.md only; imports nothing of kubeledger.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import gzip
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+UTC = dt.timezone.utc
+
+# --------------------------------------------------------------------------- timestamps
+
+_KOKU = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2}:\d{2}(?:\.\d+)?)\s*([+-]\d{2}):?(\d{2})(?:\s+\S+)?$")
+_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$")
+_US = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$")
+
+
+def parse_timestamp(text) -> dt.datetime | None:
+    """One timestamp as an aware UTC datetime. A non-zero UTC offset is converted (SPEC §1.7:
+    days are UTC), never dropped. None for empty values."""
+    if text is None or (isinstance(text, float) and pd.isna(text)):
+        return None
+    if isinstance(text, dt.datetime):
+        return text.replace(tzinfo=UTC) if text.tzinfo is None else text.astimezone(UTC)
+    value = str(text).strip()
+    if not value:
+        return None
+    match = _KOKU.match(value)
+    if match:
+        date, clock, hours, minutes = match.groups()
+        parsed = dt.datetime.fromisoformat(f"{date}T{_pad(clock)}{hours}:{minutes}")
+        return parsed.astimezone(UTC)
+    match = _ISO.match(value)
+    if match:
+        date, clock, zone = match.groups()
+        stamp = f"{date}T{_pad(clock)}" if clock else f"{date}T00:00:00"
+        if zone in (None, "Z", "UTC"):
+            return dt.datetime.fromisoformat(stamp).replace(tzinfo=UTC)
+        zone = zone if ":" in zone else f"{zone[:3]}:{zone[3:]}"
+        return dt.datetime.fromisoformat(stamp + zone).astimezone(UTC)
+    match = _US.match(value)
+    if match:
+        month, day, year, hour, minute, second, half = match.groups()
+        hour_value = int(hour or 0)
+        if half:
+            hour_value = hour_value % 12 + (12 if half.lower() == "pm" else 0)
+        return dt.datetime(
+            int(year), int(month), int(day), hour_value, int(minute or 0), int(second or 0),
+            tzinfo=UTC,
+        )
+    raise ValueError(f"unreadable timestamp {value!r}")
+
+
+def _pad(clock: str) -> str:
+    if clock.count(":") == 1:
+        clock += ":00"
+    return clock.zfill(8) if len(clock.split(".")[0]) < 8 else clock
+
+
+def to_utc(values: pd.Series) -> pd.Series:
+    """A column of timestamps (any documented form) as tz-aware UTC, parsing each distinct
+    text once."""
+    values = values.astype(object)
+    uniques = pd.unique(values)
+    mapping = {value: parse_timestamp(value) for value in uniques}
+    return pd.to_datetime(values.map(mapping), utc=True)
+
+
+# --------------------------------------------------------------------------- files
+
+
+@dataclass
+class LandingFile:
+    path: Path
+    relative: str
+    container: str  # parquet | csv | csv.gz | json | json.gz
+    columns: list[str]
+    mtime: float
+
+    @property
+    def lower(self) -> set[str]:
+        return {column.lower() for column in self.columns}
+
+    @property
+    def delivery(self) -> str:
+        """The folder a file came in: the parts of one export delivery share it."""
+        return str(Path(self.relative).parent)
+
+
+def _open_text(path: Path):
+    with open(path, "rb") as handle:
+        head = handle.read(2)
+    if head == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.open(path), encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def _sniff(path: Path, relative: str) -> LandingFile | None:
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    gz = head[:2] == b"\x1f\x8b"
+    mtime = path.stat().st_mtime
+    if head == b"PAR1":
+        return LandingFile(path, relative, "parquet", pq.read_schema(path).names, mtime)
+    with _open_text(path) as handle:
+        first = handle.readline()
+    stripped = first.lstrip()
+    if stripped.startswith("{") or stripped.startswith("["):
+        record = json.loads(first) if stripped.startswith("{") else {}
+        columns = sorted(_flatten_keys(record))
+        return LandingFile(path, relative, "json.gz" if gz else "json", columns, mtime)
+    columns = next(csv.reader([first])) if first else []
+    return LandingFile(path, relative, "csv.gz" if gz else "csv", columns, mtime)
+
+
+def _flatten_keys(record: dict) -> set[str]:
+    keys = set()
+    for key, value in record.items():
+        if isinstance(value, dict):
+            keys |= {f"{key}_{inner}" for inner in value}
+        keys.add(key)
+    return keys
+
+
+def classify(file: LandingFile) -> str | None:
+    """The format of a file from its header (docs/landing-and-raw.md), None when not read."""
+    cols = file.lower
+    if "pod_usage_cpu_core_seconds" in cols:
+        return "koku_pod"
+    if "persistentvolumeclaim_capacity_bytes" in cols:
+        return "koku_storage"
+    if "node_labels" in cols and "pod" not in cols:
+        return "koku_node_labels"
+    if "namespace_labels" in cols:
+        return "koku_namespace_labels"
+    if "provider_id" in cols and "node" in cols:
+        return "nodes"
+    if "owner_kind" in cols:
+        return "owners"
+    if "load_balancer_id" in cols and "service" in cols:
+        return "lb_services"
+    if "lineitem/usagestartdate" in cols:
+        return "aws_legacy"
+    if "line_item_usage_start_date" in cols:
+        return "aws_cur2"
+    if "billing_account_id" in cols and "usage_start_time" in cols:
+        return "gcp"
+    if "metercategory" in cols and ("resourceid" in cols or "instanceid" in cols):
+        return "azure"
+    if "chargeperiodstart" in cols and "effectivecost" in cols:
+        return "focus"
+    if "selector_type" in cols and "price" in cols:
+        return "rate_card"
+    return None
+
+
+def scan(landing: Path) -> dict[str, list[LandingFile]]:
+    """Every readable landing file by format; hidden files and manifests are not read."""
+    out: dict[str, list[LandingFile]] = {}
+    for path in sorted(landing.rglob("*")):
+        relative = path.relative_to(landing).as_posix()
+        if not path.is_file() or any(part.startswith(".") for part in Path(relative).parts):
+            continue
+        if path.name.lower().endswith("manifest.json") or path.stat().st_size == 0:
+            continue
+        file = _sniff(path, relative)
+        if file is None:
+            continue
+        kind = classify(file)
+        if kind is not None:
+            out.setdefault(kind, []).append(file)
+    return out
+
+
+def read_table(file: LandingFile, wanted: list[str] | None = None) -> pd.DataFrame:
+    """A CSV or Parquet landing file as strings, columns matched case-insensitively and
+    renamed to the spelling in `wanted` (absent wanted columns are NULL)."""
+    actual = {column.lower(): column for column in file.columns}
+    if wanted is None:
+        include = list(file.columns)
+    else:
+        include = [actual[name.lower()] for name in wanted if name.lower() in actual]
+    if file.container == "parquet":
+        frame = pq.read_table(file.path, columns=include).to_pandas()
+        frame = frame.astype(object).where(frame.notna(), None)
+        frame = frame.map(lambda value: None if value is None else str(value))
+    else:
+        options = pacsv.ConvertOptions(
+            include_columns=include,
+            column_types={name: "string" for name in include},
+            strings_can_be_null=True,
+        )
+        table = pacsv.read_csv(file.path, convert_options=options)
+        frame = table.to_pandas()
+        frame = frame.astype(object).where(frame.notna(), None)
+    if wanted is not None:
+        rename = {actual[name.lower()]: name for name in wanted if name.lower() in actual}
+        frame = frame.rename(columns=rename)
+        for name in wanted:
+            if name not in frame.columns:
+                frame[name] = None
+        frame = frame[wanted]
+    return frame
+
+
+def read_json_records(file: LandingFile) -> list[dict]:
+    with _open_text(file.path) as handle:
+        text = handle.read()
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return json.loads(stripped)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def delivery_rank(files: list[LandingFile]) -> dict[str, int]:
+    """Deliveries (folders) ordered oldest to newest: by the newest file time in the folder,
+    then by folder path. SPEC silent on how a reference over a folder tells a newer export;
+    docs/landing-and-raw.md says the later load replaces the earlier one, and the folder's
+    write time stands for its delivery time here."""
+    latest: dict[str, float] = {}
+    for file in files:
+        latest[file.delivery] = max(latest.get(file.delivery, 0.0), file.mtime)
+    ordered = sorted(latest, key=lambda delivery: (latest[delivery], delivery))
+    return {delivery: rank for rank, delivery in enumerate(ordered)}
+
+
+# --------------------------------------------------------------------------- usage
+
+
+def _manifest_cluster(folder: Path, cache: dict) -> str:
+    if folder not in cache:
+        cluster = folder.name
+        manifest = folder / "manifest.json"
+        if manifest.exists():
+            try:
+                cluster = json.loads(manifest.read_text()).get("cluster_id") or cluster
+            except (ValueError, OSError):
+                pass
+        cache[folder] = cluster
+    return cache[folder]
+
+
+POD_COLUMNS = [
+    "interval_start",
+    "node",
+    "node_capacity_cpu_cores",
+    "node_capacity_cpu_core_seconds",
+    "resource_id",
+]
+STORAGE_COLUMNS = [
+    "interval_start",
+    "namespace",
+    "pod",
+    "persistentvolumeclaim",
+    "persistentvolume",
+    "csi_volume_handle",
+    "persistentvolumeclaim_capacity_byte_seconds",
+    "persistentvolume_labels",
+]
+LABEL_COLUMNS = ["interval_start", "node", "node_labels"]
+
+
+def _read_usage(files: list[LandingFile], columns: list[str], cache: dict) -> pd.DataFrame:
+    """Usage reports of one kind, newest delivery winning per cluster and hour (a re-delivered
+    report replaces the same hours)."""
+    frames = []
+    for file in files:
+        frame = read_table(file, columns)
+        frame["cluster_id"] = _manifest_cluster(file.path.parent, cache)
+        frame["_delivery"] = file.relative.rsplit("/", 1)[0]
+        frame["_mtime"] = file.mtime
+        frames.append(frame)
+    if not frames:
+        return pd.DataFrame(columns=[*columns, "cluster_id", "start"])
+    usage = pd.concat(frames, ignore_index=True)
+    rank = (
+        usage[["_delivery", "_mtime"]]
+        .groupby("_delivery")["_mtime"]
+        .max()
+        .reset_index()
+        .sort_values(["_mtime", "_delivery"])
+    )
+    rank["_rank"] = range(len(rank))
+    usage = usage.merge(rank[["_delivery", "_rank"]], on="_delivery")
+    newest = usage.groupby(["cluster_id", "interval_start"])["_rank"].transform("max")
+    usage = usage[usage["_rank"] == newest].drop(columns=["_delivery", "_mtime", "_rank"])
+    usage["start"] = to_utc(usage["interval_start"])
+    usage["usage_date"] = usage["start"].dt.date
+    return usage
+
+
+def node_hours(files: list[LandingFile], cache: dict) -> pd.DataFrame:
+    """Node-days: hours run = Σ over the day's hours of capacity core-seconds / (cores × 3600)
+    (SPEC §5's f_h), with the operator's resource_id."""
+    usage = _read_usage(files, POD_COLUMNS, cache)
+    columns = ["cluster_id", "node", "usage_date", "hours_run", "resource_id"]
+    if usage.empty:
+        return pd.DataFrame(columns=columns)
+    for name in ("node_capacity_cpu_cores", "node_capacity_cpu_core_seconds"):
+        usage[name] = pd.to_numeric(usage[name])
+    hourly = usage.groupby(["cluster_id", "node", "usage_date", "start"], as_index=False).agg(
+        cores=("node_capacity_cpu_cores", "max"),
+        core_seconds=("node_capacity_cpu_core_seconds", "max"),
+        resource_id=("resource_id", "max"),
+    )
+    hourly["fraction"] = (hourly["core_seconds"] / (hourly["cores"] * 3600.0)).where(
+        hourly["cores"] > 0, 0.0
+    )
+    daily = hourly.groupby(["cluster_id", "node", "usage_date"], as_index=False).agg(
+        hours_run=("fraction", "sum"), resource_id=("resource_id", "max")
+    )
+    return daily[columns]
+
+
+def volume_days(files: list[LandingFile], cache: dict) -> pd.DataFrame:
+    """PV-days seen in the storage reports: the PV, its CSI handle, capacity GiB-hours (one
+    reading per hour, however many pods mount it) and its labels of the day's last hour."""
+    usage = _read_usage(files, STORAGE_COLUMNS, cache)
+    columns = [
+        "cluster_id", "usage_date", "pv_name", "csi_volume_handle", "capacity_byte_seconds",
+        "pv_labels",
+    ]
+    if usage.empty:
+        return pd.DataFrame(columns=columns)
+    usage["persistentvolumeclaim_capacity_byte_seconds"] = pd.to_numeric(
+        usage["persistentvolumeclaim_capacity_byte_seconds"]
+    )
+    usage = usage.rename(columns={"persistentvolume": "pv_name"})
+    usage = usage[usage["pv_name"].notna()]
+    hourly = usage.groupby(["cluster_id", "pv_name", "usage_date", "start"], as_index=False).agg(
+        csi_volume_handle=("csi_volume_handle", "max"),
+        capacity=("persistentvolumeclaim_capacity_byte_seconds", "max"),
+        pv_labels=("persistentvolume_labels", "last"),
+    )
+    hourly = hourly.sort_values("start")
+    daily = hourly.groupby(["cluster_id", "pv_name", "usage_date"], as_index=False).agg(
+        csi_volume_handle=("csi_volume_handle", "max"),
+        capacity_byte_seconds=("capacity", "sum"),
+        pv_labels=("pv_labels", "last"),
+    )
+    return daily[columns]
+
+
+def node_labels(files: list[LandingFile], cache: dict) -> pd.DataFrame:
+    """A node's labels per day: those of its last hour that day, as a parsed dict."""
+    usage = _read_usage(files, LABEL_COLUMNS, cache)
+    if usage.empty:
+        return pd.DataFrame(columns=["cluster_id", "node", "usage_date", "labels"])
+    usage = usage.sort_values("start")
+    last = usage.groupby(["cluster_id", "node", "usage_date"], as_index=False)["node_labels"].last()
+    parsed = {text: parse_labels(text) for text in pd.unique(last["node_labels"])}
+    last["labels"] = last["node_labels"].map(parsed)
+    return last[["cluster_id", "node", "usage_date", "labels"]]
+
+
+def parse_labels(text) -> dict[str, str]:
+    """`label_a:b|label_c:d` → {a: b, c: d} (the operator's sanitized keys, `label_` cut)."""
+    out: dict[str, str] = {}
+    if not text:
+        return out
+    for part in str(text).split("|"):
+        if not part:
+            continue
+        key, _, value = part.partition(":")
+        key = key.removeprefix("label_")
+        out[key] = value
+    return out
+
+
+def sanitize_key(key: str) -> str:
+    """A Kubernetes label key in the Prometheus-sanitized form the operator reports."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", key)
+
+
+# --------------------------------------------------------------------------- supplementary
+
+
+def latest_supplementary(files: list[LandingFile], columns: list[str]) -> pd.DataFrame:
+    frames = [read_table(file, columns) for file in files]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True).drop_duplicates()
+
+
+@dataclass
+class RatePrice:
+    cluster_id: str
+    resource: str  # node | volume | load_balancer
+    selector_type: str  # node (a name) | label
+    selector: str
+    price: float
+    unit: str
+    effective_from: dt.date
+    position: int
+
+
+@dataclass
+class RateCard:
+    prices: list[RatePrice] = field(default_factory=list)
+
+    def price(
+        self, cluster: str, resource: str, name: str, labels: dict[str, str], day: dt.date
+    ) -> float | None:
+        """SPEC §4: the resource's own name price wins, else the first label price in list
+        order that matches; each selector's price is the one in effect on the day (the latest
+        effective_from on or before it), so earlier days keep the price they had."""
+        candidates = [
+            price
+            for price in self.prices
+            if price.cluster_id == cluster
+            and price.resource == resource
+            and price.effective_from <= day
+        ]
+        named = [p for p in candidates if p.selector_type != "label" and p.selector == name]
+        if named:
+            return max(named, key=lambda p: (p.effective_from, p.position)).price
+        by_selector: dict[str, list[RatePrice]] = {}
+        for price in candidates:
+            if price.selector_type == "label":
+                by_selector.setdefault(price.selector, []).append(price)
+        first_position = {}
+        for price in self.prices:
+            if price.selector_type == "label":
+                first_position.setdefault((price.cluster_id, price.resource, price.selector),
+                                          price.position)
+        for selector in sorted(
+            by_selector, key=lambda s: first_position[(cluster, resource, s)]
+        ):
+            if _label_matches(selector, labels):
+                chosen = max(by_selector[selector], key=lambda p: (p.effective_from, p.position))
+                return chosen.price
+        return None
+
+
+def _label_matches(selector: str, labels: dict[str, str]) -> bool:
+    key, has_value, value = selector.partition("=")
+    wanted = sanitize_key(key.strip()).lower()
+    for label_key, label_value in labels.items():
+        if sanitize_key(label_key).lower() == wanted:
+            return (not has_value) or label_value == value.strip()
+    return False
+
+
+def rate_card(files: list[LandingFile], config: dict) -> RateCard:
+    """Prices from `node_prices:` in kubeledger.yml, then from rate-card CSVs (SPEC silent
+    on the order between the two sources; README lists the CSV as the alternative to the
+    YAML, so the YAML entries come first in list order)."""
+    card = RateCard()
+    position = 0
+    for entry in config.get("node_prices") or []:
+        if "node" in entry and entry.get("node") is not None:
+            selector_type, selector = "node", str(entry["node"])
+        else:
+            selector_type, selector = "label", str(entry.get("label"))
+        effective = entry.get("effective_from") or dt.date(1970, 1, 1)
+        if isinstance(effective, str):
+            effective = dt.date.fromisoformat(effective[:10])
+        card.prices.append(
+            RatePrice(
+                str(entry["cluster"]), "node", selector_type, selector,
+                float(entry["hourly_price"]), "hour", effective, position,
+            )
+        )
+        position += 1
+    columns = ["cluster_id", "resource", "selector_type", "selector", "price", "unit",
+               "effective_from"]
+    for file in sorted(files, key=lambda f: f.relative):
+        for row in read_table(file, columns).itertuples(index=False):
+            effective = parse_timestamp(row.effective_from)
+            card.prices.append(
+                RatePrice(
+                    row.cluster_id, (row.resource or "node").strip(),
+                    (row.selector_type or "node").strip(), (row.selector or "").strip(),
+                    float(row.price), (row.unit or "hour").strip(),
+                    effective.date() if effective else dt.date(1970, 1, 1), position,
+                )
+            )
+            position += 1
+    return card
