@@ -169,10 +169,10 @@ def _cluster_family(
     if status == "blocked" and past_deadline and reason != "grace_window":
         status, reconciled = "estimated_fallback", False
         target = to_cent(total)
-    lines = dict(estimates)
+    # SPEC §9: lines are per cost center "plus `__unassigned__`": that line always exists.
+    lines = {UNASSIGNED: Decimal("0.000000"), **estimates}
     if total == 0 and target != 0:  # nothing attributed: all of it to __unassigned__
-        lines = {UNASSIGNED: Decimal("0.000000")}
-        lines_for_rounding = {UNASSIGNED: Decimal(1)}
+        lines_for_rounding = {k: Decimal(1 if k == UNASSIGNED else 0) for k in lines}
     else:
         lines_for_rounding = dict(lines)
     if settings.unassigned_policy == "proportional" and UNASSIGNED in lines and len(lines) > 1:

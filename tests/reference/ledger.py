@@ -18,10 +18,7 @@ from tests.reference.ownership import last_hour_labels, resolve_owners, workload
 from tests.reference.settings import Settings
 from tests.reference.usage import Usage, read_usage
 
-try:
-    from tests.reference.pricing import price_fleet
-except ImportError:  # until refprice's pricing.py is merged
-    from tests.reference._pricing_adapter_TEMPORARY import price_fleet
+from tests.reference.pricing import price_fleet
 
 POD_KEY = ["cluster_id", "usage_date", "namespace", "pod"]
 GIB = 1024.0**3
@@ -34,12 +31,13 @@ class Ledger:
     cluster_days: pd.DataFrame
     owner_days: pd.DataFrame
     bill_lines: pd.DataFrame
+    namespace_days: pd.DataFrame | None = None  # namespace-level cost rows (pod None)
 
 
 def reference_ledger(landing: Path, config_path: Path, *, as_of: dt.date) -> Ledger:
     config = yaml.safe_load(Path(config_path).read_text()) if Path(config_path).exists() else {}
     config = config or {}
-    pricing = price_fleet(Path(landing), config)
+    pricing = price_fleet(Path(landing), config, as_of=as_of)
     usage = read_usage(Path(landing))
     return build_ledger(usage, pricing, config, as_of=as_of)
 
@@ -76,17 +74,18 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     bills = [close_month(m, owner_days, scope, status, settings, as_of) for m in months]
     bills = [b for b in bills if not b.empty]
     bill_lines = pd.concat(bills, ignore_index=True) if bills else pd.DataFrame()
+    # SPEC silent on where namespace-level cost (a volume no pod mounted, a load balancer)
+    # appears in the pod mart; README's fct_pod_costs_daily is "a pod-day", so those rows are
+    # kept apart in Ledger.namespace_days (pod None) and counted in cluster and owner days.
+    is_pod = owned["pod"].notna()
     return Ledger(
         node_days=pricing.node_days.copy(),
-        pod_days=owned.sort_values(POD_KEY, key=_sort_key).reset_index(drop=True),
+        pod_days=owned[is_pod].sort_values(POD_KEY).reset_index(drop=True),
+        namespace_days=owned[~is_pod].sort_values(POD_KEY[:3]).reset_index(drop=True),
         cluster_days=cluster_days,
         owner_days=owner_days,
         bill_lines=bill_lines,
     )
-
-
-def _sort_key(column: pd.Series) -> pd.Series:
-    return column.astype(str)
 
 
 def _pod_and_namespace_days(pod_hours, usage, pricing, settings):
@@ -168,9 +167,12 @@ def _pod_and_namespace_days(pod_hours, usage, pricing, settings):
     ].sum()
     lbs = lbs.rename(columns={"load_balancer_cost": "network_cost"}).assign(pod=None)
     namespace_days = pd.concat([ns_storage, lbs], ignore_index=True)
-    namespace_days = namespace_days.groupby(
-        POD_KEY, as_index=False, dropna=False
-    )[["storage_cost", "network_cost"]].sum(min_count=1).fillna(0.0)
+    namespace_days = namespace_days.groupby(POD_KEY, as_index=False, dropna=False)[
+        ["storage_cost", "network_cost"]
+    ].sum()
+    namespace_days[["storage_cost", "network_cost"]] = namespace_days[
+        ["storage_cost", "network_cost"]
+    ].fillna(0.0)
     for column in sums:
         namespace_days[column] = 0.0
     namespace_days["pod_labels"] = ""

@@ -27,7 +27,7 @@ UNOWNED = "unallocated"  # SPEC §6 rule 5: unowned shows as `unallocated` in ow
 # mapping, the workload's own labels, namespace mapping, namespace labels, cluster default.
 SOURCES = {
     1: "selector_mapping",
-    2: "pod_label",
+    2: "workload_label",
     3: "namespace_mapping",
     4: "namespace_label",
     5: "cluster_default",
@@ -49,12 +49,12 @@ def workloads(pods: pd.DataFrame, owners: pd.DataFrame) -> pd.DataFrame:
         owner = owner_of.get((cluster, namespace, "Pod", pod))
         if owner is None:
             kind, name = _from_pod_name(pod)
-            source = "pod_name"
+            source = "pod_name_fallback" if kind != "Pod" else "bare_pod"
         else:
             kind, name = owner
             source = "owner_reference"
             if kind == "Node":  # a static control-plane pod keeps its own name
-                kind, name = "Pod", pod
+                kind, name = "StaticPod", pod
             elif kind in ("ReplicaSet", "Job"):
                 parent = owner_of.get((cluster, namespace, kind, name))
                 if parent is not None and parent[0] in ("Deployment", "CronJob"):
@@ -65,9 +65,11 @@ def workloads(pods: pd.DataFrame, owners: pd.DataFrame) -> pd.DataFrame:
     return keys.assign(workload_kind=kinds, workload_name=names, workload_source=sources)
 
 
-_DEPLOYMENT_POD = re.compile(r"^(.+)-[a-z0-9]{6,10}-[a-z0-9]{5}$")
+# Kubernetes' generated name suffixes use the alphabet of its rand.String (no vowels, no 0/1/3)
+_SAFE = "[bcdfghjklmnpqrstvwxz2456789]"
+_DEPLOYMENT_POD = re.compile(rf"^(.+)-{_SAFE}{{6,10}}-{_SAFE}{{5}}$")
 _STATEFUL_POD = re.compile(r"^(.+)-[0-9]+$")
-_DAEMON_POD = re.compile(r"^(.+)-[a-z0-9]{5}$")
+_DAEMON_POD = re.compile(rf"^(.+)-{_SAFE}{{5}}$")
 
 
 def _from_pod_name(pod: str) -> tuple[str, str]:

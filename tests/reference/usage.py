@@ -13,7 +13,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
 
 POD_COLUMNS = [
     "interval_start",
@@ -64,16 +67,50 @@ class Usage:
 
 
 def parse_timestamps(values: pd.Series) -> pd.Series:
-    """Koku timestamps (`2026-10-01 00:00:00 +0000 UTC`), ISO forms with offsets or `Z`, to UTC."""
-    text = values.astype("string").str.strip().str.replace(r"\s+UTC$", "", regex=True)
-    return pd.to_datetime(text, utc=True, format="mixed")
+    """Koku timestamps (`2026-10-01 00:00:00 +0000 UTC`), ISO forms with offsets or `Z`, to UTC.
+    Parsed once per distinct value (an hour's timestamp repeats on every row of the hour)."""
+    codes, uniques = pd.factorize(values.astype(object), use_na_sentinel=True)
+    text = pd.Series(uniques, dtype=object).str.strip().str.replace(r"\s+UTC$", "", regex=True)
+    parsed = pd.to_datetime(text, utc=True, format="mixed")
+    out = parsed.to_numpy()[codes]
+    result = pd.Series(pd.DatetimeIndex(out).tz_localize(None).tz_localize("UTC"), index=values.index)
+    return result.where(codes >= 0)
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
-    return raw.decode("utf-8-sig")
+    return raw.removeprefix(b"\xef\xbb\xbf")
+
+
+def _read_text(path: Path) -> str:
+    return _read_bytes(path).decode("utf-8")
+
+
+def _read_table(raw: bytes, names: list[str]) -> pa.Table:
+    def read(types):
+        return pacsv.read_csv(
+            pa.BufferReader(raw),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            convert_options=pacsv.ConvertOptions(
+                column_types={name: types(name) for name in names}, strings_can_be_null=False
+            ),
+        )
+
+    try:
+        return read(lambda name: pa.float64() if name in NUMBERS else pa.string())
+    except pa.ArrowInvalid:
+        # A row whose numbers cannot be read is quarantined by the loader, not loaded
+        # (docs/landing-and-raw.md): drop it here too.
+        frame = read(lambda name: pa.string()).to_pandas()
+        keep = pd.Series(True, index=frame.index)
+        for name in (n for n in names if n in NUMBERS):
+            text = frame[name].astype(str).str.strip()
+            number = pd.to_numeric(text.where(text != ""), errors="coerce")
+            keep &= (text == "") | (number.notna() & np.isfinite(number))
+            frame[name] = number
+        return pa.Table.from_pandas(frame[keep].reset_index(drop=True), preserve_index=False)
 
 
 def _cluster_of(folder: Path, cache: dict[Path, str]) -> str:
@@ -100,7 +137,7 @@ def _kind(header: list[str]) -> str | None:
 
 
 def read_usage(landing: Path) -> Usage:
-    frames: dict[str, list[pd.DataFrame]] = {
+    frames: dict[str, list[pa.Table]] = {
         "pods": [],
         "storage": [],
         "node_labels": [],
@@ -114,21 +151,23 @@ def read_usage(landing: Path) -> Usage:
             continue
         if not (path.name.endswith(".csv") or path.name.endswith(".csv.gz")):
             continue
-        text = _read_text(path)
-        header = text.split("\n", 1)[0].strip().split(",")
+        raw = _read_bytes(path)
+        header = raw.split(b"\n", 1)[0].decode().strip().split(",")
         kind = _kind(header)
         if kind is None:
             continue
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-        frame.columns = [c.strip().lower() for c in frame.columns]
-        frame["cluster_id"] = _cluster_of(path.parent, clusters)
-        frame["_order"] = order
-        frames[kind].append(frame)
+        names = [c.strip().lower() for c in header]
+        table = _read_table(raw, names)
+        rows = table.num_rows
+        table = table.append_column(
+            "cluster_id", pa.array([_cluster_of(path.parent, clusters)] * rows, pa.string())
+        ).append_column("_order", pa.array([order] * rows, pa.int64()))
+        frames[kind].append(table)
 
     pods = _concat(frames["pods"], POD_COLUMNS)
     pods["hour"] = parse_timestamps(pods["interval_start"]).dt.floor("h")
     for column in NUMBERS:
-        pods[column] = pd.to_numeric(pods[column].replace("", None), errors="coerce").fillna(0.0)
+        pods[column] = pods[column].astype(float).fillna(0.0)
     # A re-delivered report replaces the same hours: keep the latest file's row.
     pods = pods.sort_values("_order").drop_duplicates(
         ["cluster_id", "node", "hour", "namespace", "pod"], keep="last"
@@ -163,14 +202,15 @@ def read_usage(landing: Path) -> Usage:
     )
 
 
-def _concat(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
-    if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=str) for c in [*columns, "cluster_id", "_order"]})
-    frame = pd.concat(frames, ignore_index=True)
-    for column in columns:
-        if column not in frame:
-            frame[column] = ""
-    return frame[[*columns, "cluster_id", "_order"]]
+def _concat(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
+    wanted = [*columns, "cluster_id", "_order"]
+    if not tables:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in wanted})
+    table = pa.concat_tables(tables, promote_options="default")
+    for column in wanted:
+        if column not in table.column_names:
+            table = table.append_column(column, pa.array([""] * table.num_rows, pa.string()))
+    return table.select(wanted).to_pandas()
 
 
 def _supplementary(landing: Path, name: str, columns: list[str]) -> pd.DataFrame:
