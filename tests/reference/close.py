@@ -175,18 +175,26 @@ def _cluster_family(
         lines_for_rounding = {k: Decimal(1 if k == UNASSIGNED else 0) for k in lines}
     else:
         lines_for_rounding = dict(lines)
-    if settings.unassigned_policy == "proportional" and UNASSIGNED in lines and len(lines) > 1:
-        others = {k: v for k, v in lines.items() if k != UNASSIGNED}
-        rest = sum(others.values(), Decimal(0))
-        if rest != 0:
+    if settings.unassigned_policy == "proportional" and len(lines) > 1:
+        # spread over the cost-center lines by estimate before rounding; the line stays,
+        # with its own estimate (the ledger cost, SPEC §9) and nothing billed
+        rest = sum((v for k, v in lines.items() if k != UNASSIGNED), Decimal(0))
+        if rest != 0 and lines[UNASSIGNED] != 0:
             spread = lines[UNASSIGNED]
-            lines = {
-                k: (v + spread * v / rest).quantize(MICRO, rounding=ROUND_HALF_UP)
-                for k, v in others.items()
-            }
-            lines_for_rounding = dict(lines)
+            with localcontext() as context:
+                context.prec = 80
+                lines_for_rounding = {
+                    k: Decimal(0) if k == UNASSIGNED else v + spread * v / rest
+                    for k, v in lines.items()
+                }
     billed = round_lines(lines_for_rounding, target)
-    factor = (target / total) if total != 0 else (Decimal(0) if target == 0 else None)
+    allocation = {
+        k: v.quantize(MICRO, rounding=ROUND_HALF_UP) for k, v in lines_for_rounding.items()
+    }
+    if not reconciled:  # no invoice to scale to: the estimate is the bill, factor 1.0
+        factor = Decimal(1)
+    else:
+        factor = (target / total) if total != 0 else (Decimal(0) if target == 0 else None)
     return [
         {
             "cluster_id": cluster,
@@ -195,6 +203,7 @@ def _cluster_family(
             "line_id": f"{cluster}|{family}|{key}",
             "is_unassigned": key == UNASSIGNED,
             "estimated_cost": lines[key],
+            "allocation_estimate": allocation[key],
             "billed_cost": billed[key],
             "target_cost": target,
             "factor": factor,

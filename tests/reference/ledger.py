@@ -425,13 +425,16 @@ def _basis(attributed, pod_hours, user) -> pd.DataFrame:
     base = ["cluster_id", "usage_date"]
     hours = pod_hours[~pod_hours["is_platform_hour"]]
     per_node = hours.groupby([*base, "node", "namespace", "pod"], as_index=False)[
-        ["cpu_used", "memory_used"]
+        ["cpu_used", "memory_used", "cpu_cost", "memory_cost"]
     ].sum()
     owner_of = attributed[attributed["pod"].notna()][[*base, "namespace", "pod", *OWNER]]
     per_node = per_node.merge(owner_of, on=[*base, "namespace", "pod"], how="left")
+    # SPEC silent on what the `cpu` / `memory` bases measure; read as the owner's CPU / memory
+    # cost (fct_pod_costs_daily's cpu_cost / memory_cost, claims included), like `direct`
+    # is its direct cost.
     compute = per_node.assign(
-        cpu=per_node["cpu_used"],
-        memory=per_node["memory_used"],
+        cpu=per_node["cpu_cost"],
+        memory=per_node["memory_cost"],
         storage=0.0,
         network=0.0,
     )
@@ -450,18 +453,21 @@ def _basis(attributed, pod_hours, user) -> pd.DataFrame:
         ],
         ignore_index=True,
     )
-    frame["direct"] = frame["cpu"] + frame["memory"] + frame["storage"] + frame["network"]
+    used = pd.concat([per_node["cpu_used"] + per_node["memory_used"], users["storage_cost"] + users["network_cost"]], ignore_index=True)
+    frame["direct"] = used.to_numpy()
     return frame
 
 
 def _platform_basis(pod_hours, settings) -> pd.DataFrame:
     base = ["cluster_id", "usage_date"]
     hours = pod_hours[pod_hours["is_platform_hour"]]
-    frame = hours.groupby([*base, "node"], as_index=False)[["cpu_used", "memory_used"]].sum()
+    frame = hours.groupby([*base, "node"], as_index=False)[
+        ["cpu_used", "memory_used", "cpu_cost", "memory_cost"]
+    ].sum()
     for name, value in zip(OWNER, platform_owner(settings), strict=True):
         frame[name] = value
-    frame = frame.rename(columns={"cpu_used": "cpu", "memory_used": "memory"})
+    frame["direct"] = frame["cpu_used"] + frame["memory_used"]
+    frame = frame.rename(columns={"cpu_cost": "cpu", "memory_cost": "memory"})
     frame["storage"] = 0.0
     frame["network"] = 0.0
-    frame["direct"] = frame["cpu"] + frame["memory"]
     return frame

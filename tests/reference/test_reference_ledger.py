@@ -431,7 +431,10 @@ def test_close_scales_to_the_invoice_and_sums_exactly():
     proportional = _close(owners, 110.0, policy="proportional")
     # the $10 unassigned spread 2:1 -> estimates 66.666667 / 33.333333, target 110
     assert proportional["billed_cost"].to_dict() == {"cc-1": Decimal("73.34"),
-                                                     "cc-2": Decimal("36.66")}
+                                                     "cc-2": Decimal("36.66"),
+                                                     UNASSIGNED: Decimal("0.00")}
+    assert proportional.loc[UNASSIGNED, "estimated_cost"] == Decimal("10.000000")
+    assert proportional.loc["cc-1", "allocation_estimate"] == Decimal("66.666667")
 
 
 def test_close_edge_cases():
