@@ -105,9 +105,10 @@ def allocate_pod_hours(
     frame["compute_cost"] = frame["cpu_cost"] + frame["memory_cost"]
     frame["workload_idle_cost"] = frame["compute_cost"] - frame["used_cost"]
     # Platform is decided per pod-hour: a platform namespace, or any pod on a platform node.
-    frame["is_platform_hour"] = frame["namespace"].map(
-        lambda ns: settings.is_platform_namespace(ns)
-    ) | frame["role"].isin(PLATFORM_ROLES)
+    lookup = {ns: settings.is_platform_namespace(ns) for ns in frame["namespace"].unique()}
+    frame["is_platform_hour"] = frame["namespace"].map(lookup).astype(bool) | frame[
+        "role"
+    ].isin(PLATFORM_ROLES)
     frame["is_overcommitted"] = frame["cpu_overcommitted"] | frame["memory_overcommitted"]
 
     claimed = frame.groupby(keys, as_index=False)["compute_cost"].sum()

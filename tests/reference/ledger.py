@@ -14,7 +14,7 @@ from tests.reference.allocation import allocate_pod_hours, node_roles
 from tests.reference.close import close_month
 from tests.reference.distribution import OWNER, distribute, platform_owner
 from tests.reference.labels import KeyRule
-from tests.reference.ownership import last_hour_labels, resolve_owners, workloads
+from tests.reference.ownership import resolve_owners, workloads
 from tests.reference.settings import Settings
 from tests.reference.usage import Usage, read_usage
 
@@ -48,9 +48,10 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     pods = usage.pods.copy()
     pods["role"] = node_roles(pods, usage.node_labels)
     pod_hours, node_hours = allocate_pod_hours(pods, pricing.node_days, settings)
+    pod_nodes = _pod_node_days(pod_hours)
 
     pod_days, namespace_days, unattributed = _pod_and_namespace_days(
-        pod_hours, usage, pricing, settings
+        pod_hours, pod_nodes, usage, pricing, settings
     )
     owned = pd.concat([pod_days, namespace_days], ignore_index=True)
     owned["pod"] = owned["pod"].astype(object).where(owned["pod"].notna(), None)
@@ -65,7 +66,7 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
         owned["cpu_cost"] + owned["memory_cost"] + owned["storage_cost"] + owned["network_cost"]
     )
     cluster_days = _cluster_days(owned, unattributed, node_hours, pricing)
-    owner_days = _owner_days(owned, unattributed, node_hours, pod_hours, pricing, settings)
+    owner_days = _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings)
     months = sorted({d.replace(day=1) for d in owner_days["usage_date"]})
     scope = pricing.scope.assign(usage_date=lambda f: pd.to_datetime(f["usage_date"]).dt.date)
     status = pricing.day_status.assign(
@@ -88,51 +89,52 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     )
 
 
-def _pod_and_namespace_days(pod_hours, usage, pricing, settings):
-    pod_hours = pod_hours.assign(
-        direct_hour=lambda f: f["used_cost"].where(~f["is_platform_hour"], 0.0),
-        idle_hour=lambda f: f["workload_idle_cost"].where(~f["is_platform_hour"], 0.0),
-        platform_hour=lambda f: f["compute_cost"].where(f["is_platform_hour"], 0.0),
-        platform_cpu_used=lambda f: f["cpu_used"].where(f["is_platform_hour"], 0.0),
-        platform_memory_used=lambda f: f["memory_used"].where(f["is_platform_hour"], 0.0),
-        direct_cpu=lambda f: f["cpu_used"].where(~f["is_platform_hour"], 0.0),
-        direct_memory=lambda f: f["memory_used"].where(~f["is_platform_hour"], 0.0),
+SUMS = [
+    "cpu_cost",
+    "memory_cost",
+    "cpu_used",
+    "memory_used",
+    "used_cost",
+    "workload_idle_cost",
+    "compute_cost",
+    "pod_hours",
+    "cpu_usage_core_hours",
+    "cpu_request_core_hours",
+    "memory_usage_gib_hours",
+    "memory_request_gib_hours",
+    "overcommitted_hours",
+]
+
+
+def _pod_node_days(pod_hours: pd.DataFrame) -> pd.DataFrame:
+    """Pod-hours summed per pod, day, node and whether the hours were platform hours."""
+    frame = pod_hours.assign(
         pod_hours=1.0,
-        cpu_usage_core_hours=lambda f: f["pod_usage_cpu_core_seconds"] / 3600.0,
-        cpu_request_core_hours=lambda f: f["pod_request_cpu_core_seconds"] / 3600.0,
-        memory_usage_gib_hours=lambda f: f["pod_usage_memory_byte_seconds"] / 3600.0 / GIB,
-        memory_request_gib_hours=lambda f: f["pod_request_memory_byte_seconds"] / 3600.0 / GIB,
-        overcommitted_hours=lambda f: f["is_overcommitted"].astype(int),
-        platform_hours=lambda f: f["is_platform_hour"].astype(int),
+        cpu_usage_core_hours=pod_hours["pod_usage_cpu_core_seconds"] / 3600.0,
+        cpu_request_core_hours=pod_hours["pod_request_cpu_core_seconds"] / 3600.0,
+        memory_usage_gib_hours=pod_hours["pod_usage_memory_byte_seconds"] / 3600.0 / GIB,
+        memory_request_gib_hours=pod_hours["pod_request_memory_byte_seconds"] / 3600.0 / GIB,
+        overcommitted_hours=pod_hours["is_overcommitted"].astype(int),
     )
-    sums = [
-        "cpu_cost",
-        "memory_cost",
-        "used_cost",
-        "workload_idle_cost",
-        "direct_hour",
-        "idle_hour",
-        "platform_hour",
-        "platform_cpu_used",
-        "platform_memory_used",
-        "direct_cpu",
-        "direct_memory",
-        "pod_hours",
-        "cpu_usage_core_hours",
-        "cpu_request_core_hours",
-        "memory_usage_gib_hours",
-        "memory_request_gib_hours",
-        "overcommitted_hours",
-        "platform_hours",
-    ]
-    pod_days = pod_hours.groupby(POD_KEY, as_index=False)[sums].sum()
-    last = last_hour_labels(pod_hours, ["cluster_id", "namespace", "pod"], "pod_labels")
+    return frame.groupby([*POD_KEY, "node", "is_platform_hour"], as_index=False, sort=False)[
+        SUMS
+    ].sum()
+
+
+def _pod_and_namespace_days(pod_hours, pod_nodes, usage, pricing, settings):
+    platform = pod_nodes["is_platform_hour"]
+    frame = pod_nodes.assign(
+        direct_hour=pod_nodes["used_cost"].where(~platform, 0.0),
+        idle_hour=pod_nodes["workload_idle_cost"].where(~platform, 0.0),
+        platform_hour=pod_nodes["compute_cost"].where(platform, 0.0),
+        platform_hours=pod_nodes["pod_hours"].where(platform, 0.0),
+    )
+    sums = [*SUMS, "direct_hour", "idle_hour", "platform_hour", "platform_hours"]
+    pod_days = frame.groupby(POD_KEY, as_index=False)[sums].sum()
+    # A pod's labels for a day are those of its last hour that day (SPEC §6); its node too.
+    order = pod_hours.sort_values(["hour", "node"], kind="stable")
+    last = order.drop_duplicates(POD_KEY, keep="last")[[*POD_KEY, "pod_labels", "node"]]
     pod_days = pod_days.merge(last, on=POD_KEY, how="left")
-    last_node = (
-        pod_hours.sort_values([*POD_KEY, "hour", "node"])
-        .drop_duplicates(POD_KEY, keep="last")[[*POD_KEY, "node"]]
-    )
-    pod_days = pod_days.merge(last_node, on=POD_KEY, how="left")
     # SPEC silent on is_platform for a pod platform only some hours of a day: true when every
     # hour of its day was platform (its cost columns are split per hour either way).
     pod_days["is_platform"] = pod_days["platform_hours"] == pod_days["pod_hours"]
@@ -179,11 +181,16 @@ def _pod_and_namespace_days(pod_hours, usage, pricing, settings):
     namespace_days["workload_kind"] = None
     namespace_days["workload_name"] = None
     namespace_days["node"] = None
-    platform_ns = namespace_days["namespace"].map(settings.is_platform_namespace)
+    platform_ns = _platform_namespaces(namespace_days["namespace"], settings)
     namespace_days["is_platform"] = platform_ns
-    pod_days["storage_platform"] = pod_days["namespace"].map(settings.is_platform_namespace)
+    pod_days["storage_platform"] = _platform_namespaces(pod_days["namespace"], settings)
     namespace_days["storage_platform"] = platform_ns
     return pod_days, namespace_days, unattributed
+
+
+def _platform_namespaces(namespaces: pd.Series, settings) -> pd.Series:
+    lookup = {ns: settings.is_platform_namespace(ns) for ns in namespaces.dropna().unique()}
+    return namespaces.map(lookup).fillna(False).astype(bool)
 
 
 def _volume_split(usage: Usage, pricing) -> pd.DataFrame:
@@ -286,7 +293,7 @@ def _by_day(frame: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
     return frame.groupby(keys, as_index=False)[column].sum().rename(columns={column: name})
 
 
-def _owner_days(owned, unattributed, node_hours, pod_hours, pricing, settings) -> pd.DataFrame:
+def _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings) -> pd.DataFrame:
     """fct_owner_costs_daily: direct and workload idle per owner, every pool's shares."""
     base = ["cluster_id", "usage_date"]
     attributed = owned.copy()
@@ -306,7 +313,7 @@ def _owner_days(owned, unattributed, node_hours, pod_hours, pricing, settings) -
 
     # pools
     pools = []
-    platform_pods = pod_hours[pod_hours["is_platform_hour"]]
+    platform_pods = pod_nodes[pod_nodes["is_platform_hour"]]
     pools.append(
         platform_pods.groupby([*base, "node"], as_index=False)["compute_cost"]
         .sum()
@@ -360,7 +367,7 @@ def _owner_days(owned, unattributed, node_hours, pod_hours, pricing, settings) -
             .assign(node=None, cost_family="network", pool="unattributed_network")
         )
     # workload idle: `owner` keeps it with each pod's owner; any other rule pools it per node
-    user_hours = pod_hours[~pod_hours["is_platform_hour"]]
+    user_hours = pod_nodes[~pod_nodes["is_platform_hour"]]
     idle_by_node = user_hours.groupby([*base, "node", "namespace", "pod"], as_index=False)[
         "workload_idle_cost"
     ].sum()
@@ -381,8 +388,8 @@ def _owner_days(owned, unattributed, node_hours, pod_hours, pricing, settings) -
     pool_frame = pd.concat([p for p in pools if not p.empty], ignore_index=True)
     pool_frame = pool_frame[pool_frame["amount"] != 0]
 
-    basis = _basis(attributed, pod_hours, user)
-    platform_basis = _platform_basis(pod_hours, settings)
+    basis = _basis(attributed, pod_nodes, user)
+    platform_basis = _platform_basis(pod_nodes, settings)
     shares = distribute(pool_frame, basis, settings, platform_basis)
     rows.append(shares)
 
@@ -420,10 +427,10 @@ def _owner_days(owned, unattributed, node_hours, pod_hours, pricing, settings) -
     return wide[[*keys, *columns, "total_cost"]].sort_values(keys).reset_index(drop=True)
 
 
-def _basis(attributed, pod_hours, user) -> pd.DataFrame:
+def _basis(attributed, pod_nodes, user) -> pd.DataFrame:
     """Each owner's direct cost per node (compute) and without a node (storage, network)."""
     base = ["cluster_id", "usage_date"]
-    hours = pod_hours[~pod_hours["is_platform_hour"]]
+    hours = pod_nodes[~pod_nodes["is_platform_hour"]]
     per_node = hours.groupby([*base, "node", "namespace", "pod"], as_index=False)[
         ["cpu_used", "memory_used", "cpu_cost", "memory_cost"]
     ].sum()
@@ -458,9 +465,9 @@ def _basis(attributed, pod_hours, user) -> pd.DataFrame:
     return frame
 
 
-def _platform_basis(pod_hours, settings) -> pd.DataFrame:
+def _platform_basis(pod_nodes, settings) -> pd.DataFrame:
     base = ["cluster_id", "usage_date"]
-    hours = pod_hours[pod_hours["is_platform_hour"]]
+    hours = pod_nodes[pod_nodes["is_platform_hour"]]
     frame = hours.groupby([*base, "node"], as_index=False)[
         ["cpu_used", "memory_used", "cpu_cost", "memory_cost"]
     ].sum()

@@ -210,7 +210,16 @@ def _concat(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
     for column in wanted:
         if column not in table.column_names:
             table = table.append_column(column, pa.array([""] * table.num_rows, pa.string()))
-    return table.select(wanted).to_pandas()
+    # plain object columns: pandas' Arrow-backed strings make every take / merge slow here
+    return pd.DataFrame(
+        {
+            column: pd.Series(
+                table.column(column).to_numpy(zero_copy_only=False),
+                dtype=object if pa.types.is_string(table.schema.field(column).type) else None,
+            )
+            for column in wanted
+        }
+    )
 
 
 def _supplementary(landing: Path, name: str, columns: list[str]) -> pd.DataFrame:
