@@ -86,7 +86,10 @@ def close_month(
     rows = []
     for cluster in clusters:
         incomplete = _incomplete_days(
-            status[status["cluster_id"] == cluster], settings, as_of, past_deadline
+            status[status["cluster_id"] == cluster],
+            settings,
+            as_of,
+            settings.has_billing_link(cluster),
         )
         for family in FAMILIES:
             mine = owners[(owners["cluster_id"] == cluster) & (owners["cost_family"] == family)]
@@ -113,8 +116,11 @@ def close_month(
     return frame
 
 
-def _incomplete_days(status: pd.DataFrame, settings: Settings, as_of, past_deadline) -> list:
-    """SPEC §4 complete days over the cluster's month (first to last day with evidence)."""
+def _incomplete_days(status: pd.DataFrame, settings: Settings, as_of, has_link: bool) -> list:
+    """SPEC §4 complete days over the cluster's month (first to last day with evidence).
+    SPEC silent on a cluster with no billing link (a rate-card cluster): it has no bill to
+    wait for, so its usage days are complete once no node is on an estimate (README: "usage
+    and billing present, no node still on an estimate"; the rate card stands for the bill)."""
     evidence = status[status["has_usage"] | status["has_billing"]]
     if evidence.empty:
         return []
@@ -126,15 +132,18 @@ def _incomplete_days(status: pd.DataFrame, settings: Settings, as_of, past_deadl
         row = by_day.get(day)
         usage = bool(row.has_usage) if row is not None else False
         billing = bool(row.has_billing) if row is not None else False
+        billing = billing or (usage and not has_link)
         estimated = int(row.estimated_nodes) if row is not None else 0
+        # Past the deadline an incomplete day does not block: the cluster falls back to an
+        # estimated bill (SPEC §9: days still on estimates at the deadline seal as estimated).
         if usage and billing:
-            complete = estimated == 0 or past_deadline
+            complete = estimated == 0
         elif not usage and not billing:
             complete = True
         elif billing:
             complete = as_of > day + dt.timedelta(days=settings.repair_window_days)
-        else:  # usage without billing: an estimate, final only past the deadline
-            complete = past_deadline
+        else:  # usage without billing: on an estimate
+            complete = False
         if not complete:
             missing.append(day)
         day += dt.timedelta(days=1)

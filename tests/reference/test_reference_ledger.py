@@ -455,3 +455,97 @@ def test_close_edge_cases():
     no_link = _close(owners, None, link=False)
     assert no_link.loc["cc-1", "billed_cost"] == Decimal("5.00")
     assert not no_link.loc["cc-1", "is_reconciled"] and no_link.loc["cc-1", "factor"] == 1
+
+
+def storage_row(h, namespace, pod, pvc, pv):
+    return {"cluster_id": "c1", "hour": hour(h), "usage_date": DAY, "namespace": namespace,
+            "pod": pod, "node": "n1", "persistentvolumeclaim": pvc, "persistentvolume": pv,
+            "csi_volume_handle": ""}
+
+
+def test_volumes_split_by_mount_hours_else_namespace_else_unattributed():
+    rows = [pod_row("n1", "shop", p, 0, 1, 1, 1, 1) for p in ("a", "b")]
+    rows += [pod_row("n1", "kube-system", "k", 0, 1, 1, 1, 1)]
+    use = usage(rows)
+    use.storage = pd.DataFrame(
+        [storage_row(0, "shop", "a", "data", "pv-1"), storage_row(1, "shop", "a", "data", "pv-1"),
+         storage_row(2, "shop", "a", "data", "pv-1"), storage_row(3, "shop", "b", "data", "pv-1"),
+         storage_row(0, "shop", "", "cache", "pv-2"),
+         storage_row(0, "kube-system", "k", "logs", "pv-4")]
+    ).astype({"hour": "datetime64[ns, UTC]"})
+    volumes = pd.DataFrame(
+        [{"cluster_id": "c1", "usage_date": DAY, "pv_name": pv, "resource_id": pv, "volume_cost": c}
+         for pv, c in (("pv-1", 8.0), ("pv-2", 2.0), ("pv-3", 1.0), ("pv-4", 4.0))]
+    )
+    ledger = build_ledger(use, pricing({"n1": 8.0}, volumes=volumes), CONFIG,
+                          as_of=dt.date(2026, 11, 19))
+    # pv-1 mounted 3 h by a, 1 h by b: $6 / $2; pv-2 claimed, mounted by nobody: its namespace
+    assert pod(ledger, "a").storage_cost == pytest.approx(6.0)
+    assert pod(ledger, "b").storage_cost == pytest.approx(2.0)
+    shop = ledger.namespace_days.set_index("namespace")
+    assert shop.loc["shop", "storage_cost"] == pytest.approx(2.0)
+    day = ledger.cluster_days.iloc[0]
+    assert day.unattributed_storage_cost == pytest.approx(1.0)  # pv-3: no claim that day
+    # direct: pods' used compute (a, b: 4 × 1/4 + 4 × 1/8 each = 1.5) + $8 + $2 of volumes;
+    # pv-4 belongs to a platform namespace: platform
+    assert day.direct_cost == pytest.approx(2 * 1.5 + 10.0)
+    assert day.platform_cost == pytest.approx(1.5 + 4.0)
+    storage = ledger.owner_days[ledger.owner_days["cost_family"] == "storage"]
+    # default policy keeps the unattributed pool and the platform's volume with the platform
+    kept = storage[storage["team"] == "platform"]
+    assert kept["unattributed_storage_share_cost"].sum() == pytest.approx(1.0)
+    assert kept["platform_share_cost"].sum() == pytest.approx(4.0)
+
+
+def test_categories_sum_to_the_cost_in_scope_with_fees_and_unallocated():
+    rows = [pod_row("n1", "shop", "a", 0, 1, 1, 1, 1)]
+    unallocated = pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY, "cost_family": "storage",
+                                 "resource_id": "vol-x", "reason": "no_match", "cost": 3.0}])
+    node_pricing = pricing({"n1": 8.0}, unallocated=unallocated)
+    node_pricing.platform_fees = pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY,
+                                                "cost_family": "compute", "resource_id": "arn",
+                                                "cost": 2.4}])
+    node_pricing.scope = pd.DataFrame(
+        [{"cluster_id": "c1", "usage_date": DAY, "cost_family": f, "in_scope_cost": c}
+         for f, c in (("compute", 10.4), ("storage", 3.0))]
+    )
+    ledger = build_ledger(usage(rows), node_pricing, CONFIG, as_of=dt.date(2026, 11, 19))
+    day = ledger.cluster_days.iloc[0]
+    assert day.platform_cost == pytest.approx(2.4)
+    assert day.unallocated_cost == pytest.approx(3.0)
+    assert day.ledger_cost == pytest.approx(day.billed_cost_in_scope) and day.ledger_cost == 13.4
+    bill = ledger.bill_lines.set_index("line_id")
+    assert bill.loc["c1|storage|__unassigned__", "billed_cost"] == Decimal("3.00")
+
+
+def _status(days: dict) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"cluster_id": "c1", "usage_date": dt.date(2026, 10, d), "has_usage": u,
+          "has_billing": b, "estimated_nodes": e} for d, (u, b, e) in days.items()]
+    )
+
+
+def _close_status(days, as_of):
+    owners = _owner_days([("t1", "cc-1", "owned", 5.0)])
+    scope = pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY, "cost_family": "compute",
+                           "in_scope_cost": 5.0}])
+    config = {"clusters": [{"id": "c1", "provider": "aws", "billing_link": {"tags": ["x"]}}]}
+    bill = close_month(dt.date(2026, 10, 1), owners, scope, _status(days),
+                       Settings.from_config(config), as_of)
+    return bill.iloc[0].close_status, bill.iloc[0].reason
+
+
+def test_completeness_rules():
+    full = {5: (True, True, 0), 6: (True, True, 0)}
+    assert _close_status(full, dt.date(2026, 11, 4)) == ("ready", None)  # grace: Oct 31 + 4
+    assert _close_status(full, dt.date(2026, 11, 3)) == ("blocked", "grace_window")
+    # a scaled-to-zero day between evidence is complete; days outside first..last don't count
+    assert _close_status({5: (True, True, 0), 6: (False, False, 0), 9: (True, True, 0)},
+                         dt.date(2026, 11, 5)) == ("ready", None)
+    # a node still on an estimate blocks until the deadline (Oct 31 + 10), then falls back
+    estimated = {5: (True, True, 1)}
+    assert _close_status(estimated, dt.date(2026, 11, 10)) == ("blocked", "incomplete_days")
+    assert _close_status(estimated, dt.date(2026, 11, 11))[0] == "estimated_fallback"
+    # billing without usage is complete once its 7-day repair window has passed
+    assert _close_status({30: (False, True, 0)}, dt.date(2026, 11, 6)) == ("blocked", "incomplete_days")
+    assert _close_status({30: (False, True, 0)}, dt.date(2026, 11, 7)) == ("ready", None)
