@@ -15,6 +15,17 @@ from tests.reference.settings import Settings
 UNASSIGNED = "__unassigned__"
 FAMILIES = ["compute", "storage", "network"]
 CENT = Decimal("0.01")
+# SPEC §1: "to the cent" means to the billing currency's minor unit (JPY 0, USD 2, KWD 3). The
+# ISO 4217 minor units of the currencies that are not 2:
+MINOR_UNITS = {
+    "BHD": 3, "BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "IQD": 3, "ISK": 0, "JOD": 3, "JPY": 0,
+    "KMF": 0, "KRW": 0, "KWD": 3, "LYD": 3, "OMR": 3, "PYG": 0, "RWF": 0, "TND": 3, "UGX": 0,
+    "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
+}
+
+
+def unit_of(currency: str | None) -> Decimal:
+    return Decimal(1).scaleb(-MINOR_UNITS.get((currency or "USD").upper(), 2))
 MICRO = Decimal("0.000001")
 
 
@@ -22,31 +33,31 @@ def to_micro(value: float) -> Decimal:
     return Decimal(repr(float(value))).quantize(MICRO, rounding=ROUND_HALF_UP)
 
 
-def to_cent(value) -> Decimal:
+def to_cent(value, cent: Decimal = CENT) -> Decimal:
     return Decimal(repr(float(value)) if isinstance(value, float) else value).quantize(
-        CENT, rounding=ROUND_HALF_UP
+        cent, rounding=ROUND_HALF_UP
     )
 
 
 def round_lines(
-    estimates: dict[str, Decimal], target: Decimal
+    estimates: dict[str, Decimal], target: Decimal, cent: Decimal = CENT
 ) -> dict[str, Decimal]:
     """Each line's exact share = estimate × target / total, rounded down to the cent; the k
     leftover cents go one each to the k largest estimates, ties to the smallest line ID
     (byte-wise). A total of 0 bills nothing (callers route the target to __unassigned__)."""
     total = sum(estimates.values(), Decimal(0))
     if total == 0:
-        return {line: Decimal("0.00") for line in estimates}
+        return {line: Decimal(0).quantize(cent) for line in estimates}
     with localcontext() as context:
         context.prec = 80
         billed = {
-            line: (estimate * target / total).quantize(CENT, rounding=ROUND_FLOOR)
+            line: (estimate * target / total).quantize(cent, rounding=ROUND_FLOOR)
             for line, estimate in estimates.items()
         }
-    leftover = int((target - sum(billed.values(), Decimal(0))) / CENT)
+    leftover = int((target - sum(billed.values(), Decimal(0))) / cent)
     order = sorted(estimates, key=lambda line: (-estimates[line], line.encode()))
     for line in order[:leftover]:
-        billed[line] += CENT
+        billed[line] += cent
     return billed
 
 
@@ -155,16 +166,18 @@ def _cluster_family(
 ):
     total = sum(estimates.values(), Decimal(0))
     has_link = settings.has_billing_link(cluster)
-    invoice = to_cent(math.fsum(slice_rows["in_scope_cost"])) if not slice_rows.empty else None
+    cluster_config = settings.clusters.get(cluster) or {}
+    cent = unit_of(cluster_config.get("currency") or settings.raw.get("currency"))
+    invoice = to_cent(math.fsum(slice_rows["in_scope_cost"]), cent) if not slice_rows.empty else None
     status, reason, reconciled = "ready", None, True
     if not has_link:
-        target, reconciled = to_cent(total), False
+        target, reconciled = to_cent(total, cent), False
     elif invoice is None:
         if total != 0:
             status, reason = "blocked", "empty_slice"
-        target, reconciled = to_cent(total), False
+        target, reconciled = to_cent(total, cent), False
     elif invoice < 0:  # a negative invoice slice is treated as no invoice
-        target, reconciled = to_cent(total), False
+        target, reconciled = to_cent(total, cent), False
     else:
         target = invoice
         if total > 0 and target > 0:
@@ -177,7 +190,7 @@ def _cluster_family(
         status, reason = "blocked", "grace_window"
     if status == "blocked" and past_deadline and reason != "grace_window":
         status, reconciled = "estimated_fallback", False
-        target = to_cent(total)
+        target = to_cent(total, cent)
     # SPEC §9: lines are per cost center "plus `__unassigned__`": that line always exists.
     lines = {UNASSIGNED: Decimal("0.000000"), **estimates}
     if total == 0 and target != 0:  # nothing attributed: all of it to __unassigned__
@@ -196,7 +209,7 @@ def _cluster_family(
                     k: Decimal(0) if k == UNASSIGNED else v + spread * v / rest
                     for k, v in lines.items()
                 }
-    billed = round_lines(lines_for_rounding, target)
+    billed = round_lines(lines_for_rounding, target, cent)
     allocation = {
         k: v.quantize(MICRO, rounding=ROUND_HALF_UP) for k, v in lines_for_rounding.items()
     }

@@ -549,3 +549,11 @@ def test_completeness_rules():
     # billing without usage is complete once its 7-day repair window has passed
     assert _close_status({30: (False, True, 0)}, dt.date(2026, 11, 6)) == ("blocked", "incomplete_days")
     assert _close_status({30: (False, True, 0)}, dt.date(2026, 11, 7)) == ("ready", None)
+
+
+def test_rounding_to_the_currency_minor_unit():
+    lines = {"a": Decimal(1), "b": Decimal(1), "c": Decimal(1)}
+    assert round_lines(lines, Decimal("1000"), Decimal(1)) == {
+        "a": Decimal(334), "b": Decimal(333), "c": Decimal(333)}  # JPY: whole yen
+    assert round_lines(lines, Decimal("1.000"), Decimal("0.001")) == {
+        "a": Decimal("0.334"), "b": Decimal("0.333"), "c": Decimal("0.333")}  # KWD: fils
