@@ -106,9 +106,9 @@ def allocate_pod_hours(
     frame["workload_idle_cost"] = frame["compute_cost"] - frame["used_cost"]
     # Platform is decided per pod-hour: a platform namespace, or any pod on a platform node.
     lookup = {ns: settings.is_platform_namespace(ns) for ns in frame["namespace"].unique()}
-    frame["is_platform_hour"] = frame["namespace"].map(lookup).astype(bool) | frame[
-        "role"
-    ].isin(PLATFORM_ROLES)
+    frame["is_platform_hour"] = frame["namespace"].map(lookup).astype(bool) | frame["role"].isin(
+        PLATFORM_ROLES
+    )
     frame["is_overcommitted"] = frame["cpu_overcommitted"] | frame["memory_overcommitted"]
 
     claimed = frame.groupby(keys, as_index=False)["compute_cost"].sum()

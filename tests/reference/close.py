@@ -18,14 +18,37 @@ CENT = Decimal("0.01")
 # SPEC §1: "to the cent" means to the billing currency's minor unit (JPY 0, USD 2, KWD 3). The
 # ISO 4217 minor units of the currencies that are not 2:
 MINOR_UNITS = {
-    "BHD": 3, "BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "IQD": 3, "ISK": 0, "JOD": 3, "JPY": 0,
-    "KMF": 0, "KRW": 0, "KWD": 3, "LYD": 3, "OMR": 3, "PYG": 0, "RWF": 0, "TND": 3, "UGX": 0,
-    "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
+    "BHD": 3,
+    "BIF": 0,
+    "CLP": 0,
+    "DJF": 0,
+    "GNF": 0,
+    "IQD": 3,
+    "ISK": 0,
+    "JOD": 3,
+    "JPY": 0,
+    "KMF": 0,
+    "KRW": 0,
+    "KWD": 3,
+    "LYD": 3,
+    "OMR": 3,
+    "PYG": 0,
+    "RWF": 0,
+    "TND": 3,
+    "UGX": 0,
+    "UYI": 0,
+    "VND": 0,
+    "VUV": 0,
+    "XAF": 0,
+    "XOF": 0,
+    "XPF": 0,
 }
 
 
 def unit_of(currency: str | None) -> Decimal:
     return Decimal(1).scaleb(-MINOR_UNITS.get((currency or "USD").upper(), 2))
+
+
 MICRO = Decimal("0.000001")
 
 
@@ -168,7 +191,9 @@ def _cluster_family(
     has_link = settings.has_billing_link(cluster)
     cluster_config = settings.clusters.get(cluster) or {}
     cent = unit_of(cluster_config.get("currency") or settings.raw.get("currency"))
-    invoice = to_cent(math.fsum(slice_rows["in_scope_cost"]), cent) if not slice_rows.empty else None
+    invoice = (
+        to_cent(math.fsum(slice_rows["in_scope_cost"]), cent) if not slice_rows.empty else None
+    )
     status, reason, reconciled = "ready", None, True
     if not has_link:
         target, reconciled = to_cent(total, cent), False

@@ -69,7 +69,15 @@ TABLES = {
     ),
     "owner_days": (
         "marts.fct_owner_costs_daily",
-        ["cluster_id", "usage_date", "cost_family", "team", "cost_center", "application", "owner_status"],
+        [
+            "cluster_id",
+            "usage_date",
+            "cost_family",
+            "team",
+            "cost_center",
+            "application",
+            "owner_status",
+        ],
         [],
         [
             "direct_cost",
@@ -85,7 +93,14 @@ TABLES = {
     ),
 }
 BILL_KEY = ["month_start_date", "line_id"]
-BILL_EXACT = ["cluster_id", "cost_family", "line_key", "is_unassigned", "is_reconciled", "close_status"]
+BILL_EXACT = [
+    "cluster_id",
+    "cost_family",
+    "line_key",
+    "is_unassigned",
+    "is_reconciled",
+    "close_status",
+]
 BILL_DECIMAL = {"estimated_cost": 6, "billed_cost": 2, "target_cost": 2, "factor": 10}
 
 
@@ -101,7 +116,9 @@ def _key_text(value) -> str:
 
 def _keyed(frame: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     frame = frame.copy()
-    frame["_key"] = ["|".join(_key_text(v) for v in row) for row in frame[key].itertuples(index=False)]
+    frame["_key"] = [
+        "|".join(_key_text(v) for v in row) for row in frame[key].itertuples(index=False)
+    ]
     return frame
 
 

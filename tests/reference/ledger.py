@@ -15,10 +15,9 @@ from tests.reference.close import close_month
 from tests.reference.distribution import OWNER, distribute, platform_owner
 from tests.reference.labels import KeyRule
 from tests.reference.ownership import resolve_owners, workloads
+from tests.reference.pricing import price_fleet
 from tests.reference.settings import Settings
 from tests.reference.usage import Usage, read_usage
-
-from tests.reference.pricing import price_fleet
 
 POD_KEY = ["cluster_id", "usage_date", "namespace", "pod"]
 GIB = 1024.0**3
@@ -69,9 +68,7 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     owner_days = _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings)
     months = sorted({d.replace(day=1) for d in owner_days["usage_date"]})
     scope = pricing.scope.assign(usage_date=lambda f: pd.to_datetime(f["usage_date"]).dt.date)
-    status = pricing.day_status.assign(
-        usage_date=lambda f: pd.to_datetime(f["usage_date"]).dt.date
-    )
+    status = pricing.day_status.assign(usage_date=lambda f: pd.to_datetime(f["usage_date"]).dt.date)
     bills = [close_month(m, owner_days, scope, status, settings, as_of) for m in months]
     bills = [b for b in bills if not b.empty]
     bill_lines = pd.concat(bills, ignore_index=True) if bills else pd.DataFrame()
@@ -210,22 +207,21 @@ def _volume_split(usage: Usage, pricing) -> pd.DataFrame:
     claimed = storage[storage["persistentvolumeclaim"] != ""]
     mounts = (
         claimed[claimed["pod"] != ""]
-        .groupby(["cluster_id", "usage_date", "persistentvolume", "namespace", "pod"], as_index=False)
+        .groupby(
+            ["cluster_id", "usage_date", "persistentvolume", "namespace", "pod"], as_index=False
+        )
         .agg(hours=("hour", "nunique"))
     )
-    claims = (
-        claimed.sort_values("hour")
-        .drop_duplicates(["cluster_id", "usage_date", "persistentvolume"], keep="last")[
-            ["cluster_id", "usage_date", "persistentvolume", "namespace"]
-        ]
-    )
+    claims = claimed.sort_values("hour").drop_duplicates(
+        ["cluster_id", "usage_date", "persistentvolume"], keep="last"
+    )[["cluster_id", "usage_date", "persistentvolume", "namespace"]]
     keys = ["cluster_id", "usage_date", "pv_name"]
     mounts = mounts.rename(columns={"persistentvolume": "pv_name"})
     claims = claims.rename(columns={"persistentvolume": "pv_name"})
     mounted = volumes.merge(mounts, on=keys, how="inner")
-    mounted["storage_cost"] = mounted["volume_cost"] * mounted["hours"] / mounted.groupby(keys)[
-        "hours"
-    ].transform("sum")
+    mounted["storage_cost"] = (
+        mounted["volume_cost"] * mounted["hours"] / mounted.groupby(keys)["hours"].transform("sum")
+    )
     rest = volumes.merge(mounts[keys].drop_duplicates(), on=keys, how="left", indicator=True)
     rest = rest[rest["_merge"] == "left_only"].drop(columns="_merge")
     rest = rest.merge(claims, on=keys, how="left").assign(pod=None)
@@ -250,14 +246,18 @@ def _cluster_days(owned, unattributed, node_hours, pricing) -> pd.DataFrame:
         workload_idle_cost=("idle_hour", "sum"),
         platform_cost=("platform", "sum"),
     )
-    node = node_hours.assign(
-        infra=node_hours["remainder"].where(~node_hours["is_platform_node"], 0.0),
-        platform_node=node_hours["remainder"].where(node_hours["is_platform_node"], 0.0),
-        over=node_hours["is_overcommitted"].fillna(False).astype(int),
-    ).groupby(keys, as_index=False).agg(
-        infrastructure_idle_cost=("infra", "sum"),
-        platform_node_cost=("platform_node", "sum"),
-        overcommitted_node_hours=("over", "sum"),
+    node = (
+        node_hours.assign(
+            infra=node_hours["remainder"].where(~node_hours["is_platform_node"], 0.0),
+            platform_node=node_hours["remainder"].where(node_hours["is_platform_node"], 0.0),
+            over=node_hours["is_overcommitted"].fillna(False).astype(int),
+        )
+        .groupby(keys, as_index=False)
+        .agg(
+            infrastructure_idle_cost=("infra", "sum"),
+            platform_node_cost=("platform_node", "sum"),
+            overcommitted_node_hours=("over", "sum"),
+        )
     )
     parts = [days, node]
     fees = _by_day(pricing.platform_fees, "cost", "platform_fee_cost")
@@ -270,7 +270,9 @@ def _cluster_days(owned, unattributed, node_hours, pricing) -> pd.DataFrame:
     for part in [*parts, fees, unattributed, network, unallocated, node_cost]:
         out = out.merge(part, on=keys, how="outer")
     out = out.fillna(0.0)
-    out["platform_cost"] = out["platform_cost"] + out["platform_node_cost"] + out["platform_fee_cost"]
+    out["platform_cost"] = (
+        out["platform_cost"] + out["platform_node_cost"] + out["platform_fee_cost"]
+    )
     out["ledger_cost"] = out[
         [
             "direct_cost",
@@ -282,7 +284,11 @@ def _cluster_days(owned, unattributed, node_hours, pricing) -> pd.DataFrame:
             "unallocated_cost",
         ]
     ].sum(axis=1)
-    return out.drop(columns=["platform_node_cost", "platform_fee_cost"]).sort_values(keys).reset_index(drop=True)
+    return (
+        out.drop(columns=["platform_node_cost", "platform_fee_cost"])
+        .sort_values(keys)
+        .reset_index(drop=True)
+    )
 
 
 def _by_day(frame: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
@@ -373,9 +379,11 @@ def _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings) -
     ].sum()
     owner_of = attributed[attributed["pod"].notna()][[*base, "namespace", "pod", *OWNER]]
     idle_by_node = idle_by_node.merge(owner_of, on=[*base, "namespace", "pod"], how="left")
-    owner_rule = idle_by_node["cluster_id"].map(
-        lambda c: settings.pool_rules(c)["workload_idle"].rule == "owner"
-    ).astype(bool)
+    owner_rule = (
+        idle_by_node["cluster_id"]
+        .map(lambda c: settings.pool_rules(c)["workload_idle"].rule == "owner")
+        .astype(bool)
+    )
     kept = idle_by_node[owner_rule]
     book(kept, "compute", "workload_idle_cost", kept["workload_idle_cost"])
     pooled = idle_by_node[~owner_rule]
@@ -395,7 +403,9 @@ def _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings) -
 
     unallocated = pricing.unallocated
     if not unallocated.empty:
-        unallocated = unallocated.assign(usage_date=pd.to_datetime(unallocated["usage_date"]).dt.date)
+        unallocated = unallocated.assign(
+            usage_date=pd.to_datetime(unallocated["usage_date"]).dt.date
+        )
         part = unallocated.groupby([*base, "cost_family"], as_index=False)["cost"].sum()
         for name, value in zip(OWNER, ("unallocated",) * 3 + ("unallocated",), strict=True):
             part[name] = value
@@ -460,7 +470,13 @@ def _basis(attributed, pod_nodes, user) -> pd.DataFrame:
         ],
         ignore_index=True,
     )
-    used = pd.concat([per_node["cpu_used"] + per_node["memory_used"], users["storage_cost"] + users["network_cost"]], ignore_index=True)
+    used = pd.concat(
+        [
+            per_node["cpu_used"] + per_node["memory_used"],
+            users["storage_cost"] + users["network_cost"],
+        ],
+        ignore_index=True,
+    )
     frame["direct"] = used.to_numpy()
     return frame
 

@@ -91,9 +91,7 @@ def last_hour_labels(frame: pd.DataFrame, keys: list[str], column: str) -> pd.Da
     order = [*keys, "usage_date", "hour"]
     extra = [c for c in ("node",) if c in frame and c not in keys]
     frame = frame.sort_values([*order, *extra, column])
-    return frame.drop_duplicates([*keys, "usage_date"], keep="last")[
-        [*keys, "usage_date", column]
-    ]
+    return frame.drop_duplicates([*keys, "usage_date"], keep="last")[[*keys, "usage_date", column]]
 
 
 class Resolver:
@@ -129,13 +127,20 @@ class Resolver:
         active_namespaces = tuple(
             i
             for i, (c, since, ns, _) in enumerate(self.namespaces)
-            if ns == namespace and (c is None or c == cluster) and (since is None or since <= usage_date)
+            if ns == namespace
+            and (c is None or c == cluster)
+            and (since is None or since <= usage_date)
         )
         key = (cluster, namespace, pod_labels_text, ns_labels_text, has_pod)
         key = (*key, active_selectors, active_namespaces)
         if key not in self._cache:
             self._cache[key] = self._resolve(
-                cluster, pod_labels_text, ns_labels_text, has_pod, active_selectors, active_namespaces
+                cluster,
+                pod_labels_text,
+                ns_labels_text,
+                has_pod,
+                active_selectors,
+                active_namespaces,
             )
         return self._cache[key]
 

@@ -26,8 +26,22 @@ def hour(n: int) -> pd.Timestamp:
     return pd.Timestamp(DAY, tz="UTC") + pd.Timedelta(hours=n)
 
 
-def pod_row(node, namespace, pod, h, cpu_use, cpu_req, mem_use, mem_req, *, cores=4, mem=8,
-            ran=1.0, role="worker", labels=""):
+def pod_row(
+    node,
+    namespace,
+    pod,
+    h,
+    cpu_use,
+    cpu_req,
+    mem_use,
+    mem_req,
+    *,
+    cores=4,
+    mem=8,
+    ran=1.0,
+    role="worker",
+    labels="",
+):
     """Usage in core-hours / GiB-hours for one hour; the node ran `ran` of the hour."""
     return {
         "cluster_id": "c1",
@@ -54,8 +68,17 @@ def usage(rows, owners=(), namespace_labels=()) -> Usage:
     return Usage(
         pods=pd.DataFrame(rows),
         storage=pd.DataFrame(
-            columns=["cluster_id", "hour", "usage_date", "namespace", "pod", "node",
-                     "persistentvolumeclaim", "persistentvolume", "csi_volume_handle"]
+            columns=[
+                "cluster_id",
+                "hour",
+                "usage_date",
+                "namespace",
+                "pod",
+                "node",
+                "persistentvolumeclaim",
+                "persistentvolume",
+                "csi_volume_handle",
+            ]
         ).astype({"hour": "datetime64[ns, UTC]"}),
         node_labels=pd.DataFrame(columns=["cluster_id", "node", "hour", "node_labels"]).astype(
             {"hour": "datetime64[ns, UTC]"}
@@ -64,9 +87,12 @@ def usage(rows, owners=(), namespace_labels=()) -> Usage:
             list(namespace_labels), columns=["cluster_id", "namespace", "hour", "namespace_labels"]
         ).astype({"hour": "datetime64[ns, UTC]"}),
         owners=pd.DataFrame(
-            list(owners), columns=["cluster_id", "namespace", "kind", "name", "owner_kind", "owner_name"]
+            list(owners),
+            columns=["cluster_id", "namespace", "kind", "name", "owner_kind", "owner_name"],
         ),
-        lb_services=pd.DataFrame(columns=["cluster_id", "namespace", "service", "load_balancer_id"]),
+        lb_services=pd.DataFrame(
+            columns=["cluster_id", "namespace", "service", "load_balancer_id"]
+        ),
     )
 
 
@@ -74,8 +100,14 @@ def pricing(node_costs: dict[str, float], *, scope=None, volumes=None, unallocat
     empty = pd.DataFrame
     node_days = pd.DataFrame(
         [
-            {"cluster_id": "c1", "node": n, "usage_date": DAY, "pricing_basis": "bill",
-             "hours_run": 1.0, "node_cost": c}
+            {
+                "cluster_id": "c1",
+                "node": n,
+                "usage_date": DAY,
+                "pricing_basis": "bill",
+                "hours_run": 1.0,
+                "node_cost": c,
+            }
             for n, c in node_costs.items()
         ]
     )
@@ -85,19 +117,48 @@ def pricing(node_costs: dict[str, float], *, scope=None, volumes=None, unallocat
         volume_days=volumes
         if volumes is not None
         else empty(columns=["cluster_id", "usage_date", "pv_name", "resource_id", "volume_cost"]),
-        lb_days=empty(columns=["cluster_id", "usage_date", "namespace", "service", "resource_id",
-                               "load_balancer_cost"]),
-        platform_fees=empty(columns=["cluster_id", "usage_date", "cost_family", "resource_id", "cost"]),
+        lb_days=empty(
+            columns=[
+                "cluster_id",
+                "usage_date",
+                "namespace",
+                "service",
+                "resource_id",
+                "load_balancer_cost",
+            ]
+        ),
+        platform_fees=empty(
+            columns=["cluster_id", "usage_date", "cost_family", "resource_id", "cost"]
+        ),
         unallocated=unallocated
         if unallocated is not None
-        else empty(columns=["cluster_id", "usage_date", "cost_family", "resource_id", "reason", "cost"]),
+        else empty(
+            columns=["cluster_id", "usage_date", "cost_family", "resource_id", "reason", "cost"]
+        ),
         network_pool=empty(columns=["cluster_id", "usage_date", "cost"]),
         scope=scope
         if scope is not None
-        else pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY, "cost_family": "compute",
-                            "in_scope_cost": total}]),
-        day_status=pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY, "has_usage": True,
-                                  "has_billing": True, "estimated_nodes": 0}]),
+        else pd.DataFrame(
+            [
+                {
+                    "cluster_id": "c1",
+                    "usage_date": DAY,
+                    "cost_family": "compute",
+                    "in_scope_cost": total,
+                }
+            ]
+        ),
+        day_status=pd.DataFrame(
+            [
+                {
+                    "cluster_id": "c1",
+                    "usage_date": DAY,
+                    "has_usage": True,
+                    "has_billing": True,
+                    "estimated_nodes": 0,
+                }
+            ]
+        ),
         billing_link=pd.DataFrame({"cluster_id": ["c1"], "has_billing_link": [True]}),
     )
 
@@ -192,7 +253,9 @@ def test_platform_namespace_pods_are_platform():
     assert pod(ledger, "dns").is_platform and not pod(ledger, "a").is_platform
 
 
-RULE = KeyRule.from_config({"labels": {"aliases": {"squad": "team"}, "dns_prefixes": ["example.com"]}})
+RULE = KeyRule.from_config(
+    {"labels": {"aliases": {"squad": "team"}, "dns_prefixes": ["example.com"]}}
+)
 
 
 def test_label_keys_normalize_sanitized_and_plain_forms():
@@ -252,9 +315,19 @@ def test_generated_values_are_never_owners():
 
 
 def _owner_config(**ownership):
-    return {**CONFIG, "labels": {"aliases": {"squad": "team"}}, "ownership": ownership,
-            "clusters": [{"id": "c1", "provider": "aws", "billing_link": {"tags": ["x"]},
-                          "defaults": {"cost_center": "cc-default"}}]}
+    return {
+        **CONFIG,
+        "labels": {"aliases": {"squad": "team"}},
+        "ownership": ownership,
+        "clusters": [
+            {
+                "id": "c1",
+                "provider": "aws",
+                "billing_link": {"tags": ["x"]},
+                "defaults": {"cost_center": "cc-default"},
+            }
+        ],
+    }
 
 
 def test_ownership_rules_in_order():
@@ -267,17 +340,31 @@ def test_ownership_rules_in_order():
     config = _owner_config(
         selector_mappings=[
             {"selector": "app in (cart)", "team": "payments"},
-            {"selector": "app notin (cart)", "application": "other", "effective_from": "2026-10-06"},
+            {
+                "selector": "app notin (cart)",
+                "application": "other",
+                "effective_from": "2026-10-06",
+            },
         ],
         namespace_mappings=[{"namespace": "shop", "team": "shop-team", "cost_center": "cc-shop"}],
     )
-    ns = [{"cluster_id": "c1", "namespace": "misc", "hour": hour(0),
-           "namespace_labels": "label_team:misc-team"}]
-    ledger = build_ledger(usage(rows, namespace_labels=ns), pricing({"n1": 8.0}), config,
-                          as_of=dt.date(2026, 11, 19))
+    ns = [
+        {
+            "cluster_id": "c1",
+            "namespace": "misc",
+            "hour": hour(0),
+            "namespace_labels": "label_team:misc-team",
+        }
+    ]
+    ledger = build_ledger(
+        usage(rows, namespace_labels=ns), pricing({"n1": 8.0}), config, as_of=dt.date(2026, 11, 19)
+    )
     a, b, c, d = (pod(ledger, p) for p in "abcd")
     assert (a.team, a.team_source) == ("payments", "selector_mapping")
-    assert (b.team, b.team_source) == ("blue", "workload_label")  # labels win over the namespace map
+    assert (b.team, b.team_source) == (
+        "blue",
+        "workload_label",
+    )  # labels win over the namespace map
     assert (c.team, c.team_source) == ("shop-team", "namespace_mapping")  # generated value
     assert (b.cost_center, b.cost_center_source) == ("cc-shop", "namespace_mapping")
     assert (d.team, d.team_source) == ("misc-team", "namespace_label")
@@ -288,8 +375,17 @@ def test_ownership_rules_in_order():
 
 def test_workloads_from_owner_references():
     pods = pd.DataFrame(
-        [{"cluster_id": "c1", "namespace": "ns", "pod": p}
-         for p in ["web-5d8f7b9c4d-x2x9q", "report-123-abcde", "etcd-n1", "db-0", "api-7c9d8f6b5-zt4vq", "debug-shell"]]
+        [
+            {"cluster_id": "c1", "namespace": "ns", "pod": p}
+            for p in [
+                "web-5d8f7b9c4d-x2x9q",
+                "report-123-abcde",
+                "etcd-n1",
+                "db-0",
+                "api-7c9d8f6b5-zt4vq",
+                "debug-shell",
+            ]
+        ]
     )
     owners = pd.DataFrame(
         [
@@ -303,32 +399,74 @@ def test_workloads_from_owner_references():
         columns=["cluster_id", "namespace", "kind", "name", "owner_kind", "owner_name"],
     )
     got = workloads(pods, owners).set_index("pod")
-    assert tuple(got.loc["web-5d8f7b9c4d-x2x9q", ["workload_kind", "workload_name"]]) == ("Deployment", "web")
-    assert tuple(got.loc["report-123-abcde", ["workload_kind", "workload_name"]]) == ("CronJob", "report")
+    assert tuple(got.loc["web-5d8f7b9c4d-x2x9q", ["workload_kind", "workload_name"]]) == (
+        "Deployment",
+        "web",
+    )
+    assert tuple(got.loc["report-123-abcde", ["workload_kind", "workload_name"]]) == (
+        "CronJob",
+        "report",
+    )
     assert tuple(got.loc["etcd-n1", ["workload_kind", "workload_name"]]) == ("StaticPod", "etcd-n1")
     assert tuple(got.loc["db-0", ["workload_kind", "workload_name"]]) == ("StatefulSet", "db")
     fallback = got.loc["api-7c9d8f6b5-zt4vq"]
     assert (fallback.workload_kind, fallback.workload_name, fallback.workload_source) == (
-        "Deployment", "api", "pod_name_fallback")
+        "Deployment",
+        "api",
+        "pod_name_fallback",
+    )
     bare = got.loc["debug-shell"]  # not a generated suffix (Kubernetes' names have no vowels)
     assert (bare.workload_kind, bare.workload_name, bare.workload_source) == (
-        "Pod", "debug-shell", "bare_pod")
+        "Pod",
+        "debug-shell",
+        "bare_pod",
+    )
 
 
 # distribution: one cluster-day, owners x ($3 direct on n1) and y ($1 on n1, unowned $0 ...)
 BASIS = pd.DataFrame(
     [
-        {"cluster_id": "c1", "usage_date": DAY, "node": "n1", "team": "x", "cost_center": "cx",
-         "application": "ax", "owner_status": "owned", "direct": 3.0, "cpu": 1.0, "memory": 2.0,
-         "storage": 0.0, "network": 0.0},
-        {"cluster_id": "c1", "usage_date": DAY, "node": "n2", "team": "y", "cost_center": "cy",
-         "application": "ay", "owner_status": "owned", "direct": 1.0, "cpu": 1.0, "memory": 0.0,
-         "storage": 0.0, "network": 0.0},
+        {
+            "cluster_id": "c1",
+            "usage_date": DAY,
+            "node": "n1",
+            "team": "x",
+            "cost_center": "cx",
+            "application": "ax",
+            "owner_status": "owned",
+            "direct": 3.0,
+            "cpu": 1.0,
+            "memory": 2.0,
+            "storage": 0.0,
+            "network": 0.0,
+        },
+        {
+            "cluster_id": "c1",
+            "usage_date": DAY,
+            "node": "n2",
+            "team": "y",
+            "cost_center": "cy",
+            "application": "ay",
+            "owner_status": "owned",
+            "direct": 1.0,
+            "cpu": 1.0,
+            "memory": 0.0,
+            "storage": 0.0,
+            "network": 0.0,
+        },
     ]
 )
 POOL = pd.DataFrame(
-    [{"cluster_id": "c1", "usage_date": DAY, "node": "n1", "cost_family": "compute",
-      "pool": "platform", "amount": 8.0}]
+    [
+        {
+            "cluster_id": "c1",
+            "usage_date": DAY,
+            "node": "n1",
+            "cost_family": "compute",
+            "pool": "platform",
+            "amount": 8.0,
+        }
+    ]
 )
 
 
@@ -348,15 +486,21 @@ def test_distribution_rules():
     assert shares({"rule": "proportional", "basis": "memory"}) == {("x", "owned"): 8.0}
     assert shares({"rule": "even"}) == {("x", "owned"): 4.0, ("y", "owned"): 4.0}
     assert shares({"rule": "proportional", "scope": "node"}) == {("x", "owned"): 8.0}
-    fixed = {"rule": "fixed", "shares": [{"team": "a", "percent": 25}, {"team": "b", "percent": 75}]}
+    fixed = {
+        "rule": "fixed",
+        "shares": [{"team": "a", "percent": 25}, {"team": "b", "percent": 75}],
+    }
     assert shares(fixed) == {("a", "owned"): 2.0, ("b", "owned"): 6.0}
     hybrid = shares(None, preset="hybrid")  # README default hybrid_share 30
-    assert hybrid == pytest.approx({("platform", "owned"): 2.4, ("x", "owned"): 4.2,
-                                    ("y", "owned"): 1.4})
+    assert hybrid == pytest.approx(
+        {("platform", "owned"): 2.4, ("x", "owned"): 4.2, ("y", "owned"): 1.4}
+    )
 
 
 def test_a_pool_with_zero_basis_becomes_separate():
-    assert shares({"rule": "proportional", "basis": "storage"}) == {("unallocated", "separate"): 8.0}
+    assert shares({"rule": "proportional", "basis": "storage"}) == {
+        ("unallocated", "separate"): 8.0
+    }
 
 
 def test_fleet_scope_weighs_fleet_wide_but_books_in_the_pool_cluster():
@@ -364,8 +508,9 @@ def test_fleet_scope_weighs_fleet_wide_but_books_in_the_pool_cluster():
     out = distribute(
         POOL,
         basis,
-        Settings.from_config({"distribution": {"pools": {"platform": {"rule": "proportional",
-                                                                      "scope": "fleet"}}}}),
+        Settings.from_config(
+            {"distribution": {"pools": {"platform": {"rule": "proportional", "scope": "fleet"}}}}
+        ),
         basis.iloc[0:0],
     )
     assert set(out["cluster_id"]) == {"c1"}
@@ -374,17 +519,26 @@ def test_fleet_scope_weighs_fleet_wide_but_books_in_the_pool_cluster():
 
 
 def test_cents_three_one_dollar_lines_against_ten():
-    billed = round_lines({"c|compute|b": Decimal(1), "c|compute|a": Decimal(1),
-                          "c|compute|c": Decimal(1)}, Decimal("10.00"))
-    assert billed == {"c|compute|a": Decimal("3.34"), "c|compute|b": Decimal("3.33"),
-                      "c|compute|c": Decimal("3.33")}
+    billed = round_lines(
+        {"c|compute|b": Decimal(1), "c|compute|a": Decimal(1), "c|compute|c": Decimal(1)},
+        Decimal("10.00"),
+    )
+    assert billed == {
+        "c|compute|a": Decimal("3.34"),
+        "c|compute|b": Decimal("3.33"),
+        "c|compute|c": Decimal("3.33"),
+    }
 
 
 def test_cents_four_one_cent_lines_against_two_cents():
     lines = {k: Decimal("0.01") for k in ["d", "c", "b", "a"]}
     billed = round_lines(lines, Decimal("0.02"))
-    assert billed == {"a": Decimal("0.01"), "b": Decimal("0.01"), "c": Decimal("0.00"),
-                      "d": Decimal("0.00")}
+    assert billed == {
+        "a": Decimal("0.01"),
+        "b": Decimal("0.01"),
+        "c": Decimal("0.00"),
+        "d": Decimal("0.00"),
+    }
     assert all(v >= 0 for v in billed.values())
 
 
@@ -397,42 +551,75 @@ def test_cents_tie_break_is_bytewise():
 def _owner_days(rows):
     return pd.DataFrame(
         [
-            {"cluster_id": "c1", "usage_date": DAY, "cost_family": "compute", "team": t,
-             "cost_center": cc, "application": "unallocated", "owner_status": status,
-             "total_cost": cost}
+            {
+                "cluster_id": "c1",
+                "usage_date": DAY,
+                "cost_family": "compute",
+                "team": t,
+                "cost_center": cc,
+                "application": "unallocated",
+                "owner_status": status,
+                "total_cost": cost,
+            }
             for t, cc, status, cost in rows
         ]
     )
 
 
 def _close(owners, scope_cost, *, policy="separate", as_of=dt.date(2026, 11, 19), link=True):
-    config = {"clusters": [{"id": "c1", "provider": "aws",
-                            **({"billing_link": {"tags": ["x"]}} if link else {})}],
-              "close": {"unassigned_policy": policy}}
+    config = {
+        "clusters": [
+            {"id": "c1", "provider": "aws", **({"billing_link": {"tags": ["x"]}} if link else {})}
+        ],
+        "close": {"unassigned_policy": policy},
+    }
     scope = pd.DataFrame(
-        [{"cluster_id": "c1", "usage_date": DAY, "cost_family": "compute", "in_scope_cost": c}
-         for c in ([] if scope_cost is None else [scope_cost])],
+        [
+            {"cluster_id": "c1", "usage_date": DAY, "cost_family": "compute", "in_scope_cost": c}
+            for c in ([] if scope_cost is None else [scope_cost])
+        ],
         columns=["cluster_id", "usage_date", "cost_family", "in_scope_cost"],
     )
-    status = pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY, "has_usage": True,
-                            "has_billing": True, "estimated_nodes": 0}])
-    bill = close_month(dt.date(2026, 10, 1), owners, scope, status, Settings.from_config(config), as_of)
+    status = pd.DataFrame(
+        [
+            {
+                "cluster_id": "c1",
+                "usage_date": DAY,
+                "has_usage": True,
+                "has_billing": True,
+                "estimated_nodes": 0,
+            }
+        ]
+    )
+    bill = close_month(
+        dt.date(2026, 10, 1), owners, scope, status, Settings.from_config(config), as_of
+    )
     return bill.set_index("line_key")
 
 
 def test_close_scales_to_the_invoice_and_sums_exactly():
-    owners = _owner_days([("t1", "cc-1", "owned", 60.0), ("t2", "cc-2", "owned", 30.0),
-                          ("unallocated", "unallocated", "unowned", 10.0)])
+    owners = _owner_days(
+        [
+            ("t1", "cc-1", "owned", 60.0),
+            ("t2", "cc-2", "owned", 30.0),
+            ("unallocated", "unallocated", "unowned", 10.0),
+        ]
+    )
     bill = _close(owners, 110.0)
     # factor 1.1: 66.00, 33.00, 11.00
-    assert bill["billed_cost"].to_dict() == {"cc-1": Decimal("66.00"), "cc-2": Decimal("33.00"),
-                                             UNASSIGNED: Decimal("11.00")}
+    assert bill["billed_cost"].to_dict() == {
+        "cc-1": Decimal("66.00"),
+        "cc-2": Decimal("33.00"),
+        UNASSIGNED: Decimal("11.00"),
+    }
     assert (bill["close_status"] == "ready").all() and bill["is_reconciled"].all()
     proportional = _close(owners, 110.0, policy="proportional")
     # the $10 unassigned spread 2:1 -> estimates 66.666667 / 33.333333, target 110
-    assert proportional["billed_cost"].to_dict() == {"cc-1": Decimal("73.34"),
-                                                     "cc-2": Decimal("36.66"),
-                                                     UNASSIGNED: Decimal("0.00")}
+    assert proportional["billed_cost"].to_dict() == {
+        "cc-1": Decimal("73.34"),
+        "cc-2": Decimal("36.66"),
+        UNASSIGNED: Decimal("0.00"),
+    }
     assert proportional.loc[UNASSIGNED, "estimated_cost"] == Decimal("10.000000")
     assert proportional.loc["cc-1", "allocation_estimate"] == Decimal("66.666667")
 
@@ -445,7 +632,10 @@ def test_close_edge_cases():
     assert negative.loc["cc-1", "billed_cost"] == Decimal("5.00")
     assert not negative.loc["cc-1", "is_reconciled"]
     empty = _close(owners, None, as_of=dt.date(2026, 11, 6))  # before the deadline
-    assert empty.loc["cc-1", "close_status"] == "blocked" and empty.loc["cc-1", "reason"] == "empty_slice"
+    assert (
+        empty.loc["cc-1", "close_status"] == "blocked"
+        and empty.loc["cc-1", "reason"] == "empty_slice"
+    )
     late = _close(owners, None)  # past the deadline: estimated fallback
     assert late.loc["cc-1", "close_status"] == "estimated_fallback"
     bounds = _close(owners, 30.0, as_of=dt.date(2026, 11, 6))  # factor 6 > 5
@@ -458,9 +648,17 @@ def test_close_edge_cases():
 
 
 def storage_row(h, namespace, pod, pvc, pv):
-    return {"cluster_id": "c1", "hour": hour(h), "usage_date": DAY, "namespace": namespace,
-            "pod": pod, "node": "n1", "persistentvolumeclaim": pvc, "persistentvolume": pv,
-            "csi_volume_handle": ""}
+    return {
+        "cluster_id": "c1",
+        "hour": hour(h),
+        "usage_date": DAY,
+        "namespace": namespace,
+        "pod": pod,
+        "node": "n1",
+        "persistentvolumeclaim": pvc,
+        "persistentvolume": pv,
+        "csi_volume_handle": "",
+    }
 
 
 def test_volumes_split_by_mount_hours_else_namespace_else_unattributed():
@@ -468,17 +666,30 @@ def test_volumes_split_by_mount_hours_else_namespace_else_unattributed():
     rows += [pod_row("n1", "kube-system", "k", 0, 1, 1, 1, 1)]
     use = usage(rows)
     use.storage = pd.DataFrame(
-        [storage_row(0, "shop", "a", "data", "pv-1"), storage_row(1, "shop", "a", "data", "pv-1"),
-         storage_row(2, "shop", "a", "data", "pv-1"), storage_row(3, "shop", "b", "data", "pv-1"),
-         storage_row(0, "shop", "", "cache", "pv-2"),
-         storage_row(0, "kube-system", "k", "logs", "pv-4")]
+        [
+            storage_row(0, "shop", "a", "data", "pv-1"),
+            storage_row(1, "shop", "a", "data", "pv-1"),
+            storage_row(2, "shop", "a", "data", "pv-1"),
+            storage_row(3, "shop", "b", "data", "pv-1"),
+            storage_row(0, "shop", "", "cache", "pv-2"),
+            storage_row(0, "kube-system", "k", "logs", "pv-4"),
+        ]
     ).astype({"hour": "datetime64[ns, UTC]"})
     volumes = pd.DataFrame(
-        [{"cluster_id": "c1", "usage_date": DAY, "pv_name": pv, "resource_id": pv, "volume_cost": c}
-         for pv, c in (("pv-1", 8.0), ("pv-2", 2.0), ("pv-3", 1.0), ("pv-4", 4.0))]
+        [
+            {
+                "cluster_id": "c1",
+                "usage_date": DAY,
+                "pv_name": pv,
+                "resource_id": pv,
+                "volume_cost": c,
+            }
+            for pv, c in (("pv-1", 8.0), ("pv-2", 2.0), ("pv-3", 1.0), ("pv-4", 4.0))
+        ]
     )
-    ledger = build_ledger(use, pricing({"n1": 8.0}, volumes=volumes), CONFIG,
-                          as_of=dt.date(2026, 11, 19))
+    ledger = build_ledger(
+        use, pricing({"n1": 8.0}, volumes=volumes), CONFIG, as_of=dt.date(2026, 11, 19)
+    )
     # pv-1 mounted 3 h by a, 1 h by b: $6 / $2; pv-2 claimed, mounted by nobody: its namespace
     assert pod(ledger, "a").storage_cost == pytest.approx(6.0)
     assert pod(ledger, "b").storage_cost == pytest.approx(2.0)
@@ -499,15 +710,35 @@ def test_volumes_split_by_mount_hours_else_namespace_else_unattributed():
 
 def test_categories_sum_to_the_cost_in_scope_with_fees_and_unallocated():
     rows = [pod_row("n1", "shop", "a", 0, 1, 1, 1, 1)]
-    unallocated = pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY, "cost_family": "storage",
-                                 "resource_id": "vol-x", "reason": "no_match", "cost": 3.0}])
+    unallocated = pd.DataFrame(
+        [
+            {
+                "cluster_id": "c1",
+                "usage_date": DAY,
+                "cost_family": "storage",
+                "resource_id": "vol-x",
+                "reason": "no_match",
+                "cost": 3.0,
+            }
+        ]
+    )
     node_pricing = pricing({"n1": 8.0}, unallocated=unallocated)
-    node_pricing.platform_fees = pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY,
-                                                "cost_family": "compute", "resource_id": "arn",
-                                                "cost": 2.4}])
+    node_pricing.platform_fees = pd.DataFrame(
+        [
+            {
+                "cluster_id": "c1",
+                "usage_date": DAY,
+                "cost_family": "compute",
+                "resource_id": "arn",
+                "cost": 2.4,
+            }
+        ]
+    )
     node_pricing.scope = pd.DataFrame(
-        [{"cluster_id": "c1", "usage_date": DAY, "cost_family": f, "in_scope_cost": c}
-         for f, c in (("compute", 10.4), ("storage", 3.0))]
+        [
+            {"cluster_id": "c1", "usage_date": DAY, "cost_family": f, "in_scope_cost": c}
+            for f, c in (("compute", 10.4), ("storage", 3.0))
+        ]
     )
     ledger = build_ledger(usage(rows), node_pricing, CONFIG, as_of=dt.date(2026, 11, 19))
     day = ledger.cluster_days.iloc[0]
@@ -520,18 +751,28 @@ def test_categories_sum_to_the_cost_in_scope_with_fees_and_unallocated():
 
 def _status(days: dict) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"cluster_id": "c1", "usage_date": dt.date(2026, 10, d), "has_usage": u,
-          "has_billing": b, "estimated_nodes": e} for d, (u, b, e) in days.items()]
+        [
+            {
+                "cluster_id": "c1",
+                "usage_date": dt.date(2026, 10, d),
+                "has_usage": u,
+                "has_billing": b,
+                "estimated_nodes": e,
+            }
+            for d, (u, b, e) in days.items()
+        ]
     )
 
 
 def _close_status(days, as_of):
     owners = _owner_days([("t1", "cc-1", "owned", 5.0)])
-    scope = pd.DataFrame([{"cluster_id": "c1", "usage_date": DAY, "cost_family": "compute",
-                           "in_scope_cost": 5.0}])
+    scope = pd.DataFrame(
+        [{"cluster_id": "c1", "usage_date": DAY, "cost_family": "compute", "in_scope_cost": 5.0}]
+    )
     config = {"clusters": [{"id": "c1", "provider": "aws", "billing_link": {"tags": ["x"]}}]}
-    bill = close_month(dt.date(2026, 10, 1), owners, scope, _status(days),
-                       Settings.from_config(config), as_of)
+    bill = close_month(
+        dt.date(2026, 10, 1), owners, scope, _status(days), Settings.from_config(config), as_of
+    )
     return bill.iloc[0].close_status, bill.iloc[0].reason
 
 
@@ -540,20 +781,30 @@ def test_completeness_rules():
     assert _close_status(full, dt.date(2026, 11, 4)) == ("ready", None)  # grace: Oct 31 + 4
     assert _close_status(full, dt.date(2026, 11, 3)) == ("blocked", "grace_window")
     # a scaled-to-zero day between evidence is complete; days outside first..last don't count
-    assert _close_status({5: (True, True, 0), 6: (False, False, 0), 9: (True, True, 0)},
-                         dt.date(2026, 11, 5)) == ("ready", None)
+    assert _close_status(
+        {5: (True, True, 0), 6: (False, False, 0), 9: (True, True, 0)}, dt.date(2026, 11, 5)
+    ) == ("ready", None)
     # a node still on an estimate blocks until the deadline (Oct 31 + 10), then falls back
     estimated = {5: (True, True, 1)}
     assert _close_status(estimated, dt.date(2026, 11, 10)) == ("blocked", "incomplete_days")
     assert _close_status(estimated, dt.date(2026, 11, 11))[0] == "estimated_fallback"
     # billing without usage is complete once its 7-day repair window has passed
-    assert _close_status({30: (False, True, 0)}, dt.date(2026, 11, 6)) == ("blocked", "incomplete_days")
+    assert _close_status({30: (False, True, 0)}, dt.date(2026, 11, 6)) == (
+        "blocked",
+        "incomplete_days",
+    )
     assert _close_status({30: (False, True, 0)}, dt.date(2026, 11, 7)) == ("ready", None)
 
 
 def test_rounding_to_the_currency_minor_unit():
     lines = {"a": Decimal(1), "b": Decimal(1), "c": Decimal(1)}
     assert round_lines(lines, Decimal("1000"), Decimal(1)) == {
-        "a": Decimal(334), "b": Decimal(333), "c": Decimal(333)}  # JPY: whole yen
+        "a": Decimal(334),
+        "b": Decimal(333),
+        "c": Decimal(333),
+    }  # JPY: whole yen
     assert round_lines(lines, Decimal("1.000"), Decimal("0.001")) == {
-        "a": Decimal("0.334"), "b": Decimal("0.333"), "c": Decimal("0.333")}  # KWD: fils
+        "a": Decimal("0.334"),
+        "b": Decimal("0.333"),
+        "c": Decimal("0.333"),
+    }  # KWD: fils

@@ -73,7 +73,9 @@ def parse_timestamps(values: pd.Series) -> pd.Series:
     text = pd.Series(uniques, dtype=object).str.strip().str.replace(r"\s+UTC$", "", regex=True)
     parsed = pd.to_datetime(text, utc=True, format="mixed")
     out = parsed.to_numpy()[codes]
-    result = pd.Series(pd.DatetimeIndex(out).tz_localize(None).tz_localize("UTC"), index=values.index)
+    result = pd.Series(
+        pd.DatetimeIndex(out).tz_localize(None).tz_localize("UTC"), index=values.index
+    )
     return result.where(codes >= 0)
 
 
