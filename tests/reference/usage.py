@@ -115,13 +115,13 @@ def _read_table(raw: bytes, names: list[str]) -> pa.Table:
         return pa.Table.from_pandas(frame[keep].reset_index(drop=True), preserve_index=False)
 
 
-def _cluster_of(folder: Path, cache: dict[Path, str]) -> str:
+def _manifest(folder: Path, cache: dict[Path, dict]) -> dict:
     if folder not in cache:
-        manifest = folder / "manifest.json"
-        cluster = folder.name
-        if manifest.exists():
-            cluster = json.loads(manifest.read_text()).get("cluster_id") or folder.name
-        cache[folder] = cluster
+        path = folder / "manifest.json"
+        try:
+            cache[folder] = json.loads(path.read_text()) if path.exists() else {}
+        except (ValueError, OSError):
+            cache[folder] = {}
     return cache[folder]
 
 
@@ -135,34 +135,65 @@ def _kind(header: list[str]) -> str | None:
         return "node_labels"
     if "namespace_labels" in names:
         return "namespace_labels"
+    if {"owner_kind", "owner_name"} <= names:
+        return "owners"
+    if {"load_balancer_id", "service"} <= names:
+        return "lb_services"
     return None
 
 
+def _header(path: Path) -> list[str]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            line = handle.readline()
+    except OSError:
+        return []
+    return line.decode("utf-8-sig", errors="replace").strip().split(",")
+
+
 def read_usage(landing: Path) -> Usage:
-    frames: dict[str, list[pa.Table]] = {
+    """Every CSV under the landing folder, recognised by its header (docs/landing-and-raw.md:
+    the loader walks the folder recursively), so a layout with several fleets or later
+    deliveries (`late/<day>/…`) reads the same."""
+    frames: dict[str, list] = {
         "pods": [],
         "storage": [],
         "node_labels": [],
         "namespace_labels": [],
+        "owners": [],
+        "lb_services": [],
     }
-    clusters: dict[Path, str] = {}
-    usage_root = landing / "usage"
-    paths = sorted(p for p in usage_root.rglob("*") if p.is_file()) if usage_root.exists() else []
-    for order, path in enumerate(paths):
-        if path.name.startswith(".") or path.name.endswith("manifest.json"):
+    manifests: dict[Path, dict] = {}
+    paths = sorted(p for p in Path(landing).rglob("*") if p.is_file()) if landing.exists() else []
+    found = []
+    for path in paths:
+        relative = path.relative_to(landing)
+        if any(part.startswith(".") for part in relative.parts):
             continue
         if not (path.name.endswith(".csv") or path.name.endswith(".csv.gz")):
             continue
-        raw = _read_bytes(path)
-        header = raw.split(b"\n", 1)[0].decode().strip().split(",")
-        kind = _kind(header)
+        kind = _kind(_header(path))
         if kind is None:
             continue
+        manifest = _manifest(path.parent, manifests)
+        # A re-delivered report replaces the same hours: the later delivery (the manifest's
+        # `date`, then the path) wins.
+        found.append((str(manifest.get("date") or ""), str(relative), path, kind, manifest))
+    for order, (_, _, path, kind, manifest) in enumerate(sorted(found)):
+        raw = _read_bytes(path)
+        header = raw.split(b"\n", 1)[0].decode().strip().split(",")
         names = [c.strip().lower() for c in header]
+        if kind in ("owners", "lb_services"):
+            frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False)
+            frame.columns = names
+            frames[kind].append(frame)
+            continue
         table = _read_table(raw, names)
         rows = table.num_rows
+        cluster = manifest.get("cluster_id") or path.parent.name
         table = table.append_column(
-            "cluster_id", pa.array([_cluster_of(path.parent, clusters)] * rows, pa.string())
+            "cluster_id", pa.array([cluster] * rows, pa.string())
         ).append_column("_order", pa.array([order] * rows, pa.int64()))
         frames[kind].append(table)
 
@@ -194,12 +225,11 @@ def read_usage(landing: Path) -> Usage:
         node_labels=node_labels,
         namespace_labels=namespace_labels,
         owners=_supplementary(
-            landing,
-            "owners.csv",
+            frames["owners"],
             ["cluster_id", "namespace", "kind", "name", "owner_kind", "owner_name"],
         ),
         lb_services=_supplementary(
-            landing, "lb_services.csv", ["cluster_id", "namespace", "service", "load_balancer_id"]
+            frames["lb_services"], ["cluster_id", "namespace", "service", "load_balancer_id"]
         ),
     )
 
@@ -224,12 +254,8 @@ def _concat(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
     )
 
 
-def _supplementary(landing: Path, name: str, columns: list[str]) -> pd.DataFrame:
-    frames = []
-    for path in sorted((landing / "cluster").glob(f"*/{name}")) if landing.exists() else []:
-        frame = pd.read_csv(io.StringIO(_read_text(path)), dtype=str, keep_default_na=False)
-        frame.columns = [c.strip().lower() for c in frame.columns]
-        frames.append(frame[columns])
+def _supplementary(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=str) for c in columns})
-    return pd.concat(frames, ignore_index=True).drop_duplicates()
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    frame = pd.concat([f[columns] for f in frames], ignore_index=True).drop_duplicates()
+    return frame.astype(object).reset_index(drop=True)
