@@ -15,7 +15,9 @@ _ROLE_LABEL = r"node[-_]role(?:\.|_)kubernetes(?:\.|_)io[/_](control[-_]plane|ma
 def node_roles(pods: pd.DataFrame, node_labels: pd.DataFrame) -> pd.Series:
     """The role of each pod-hour's node: `node_role` when the report has it, else from the node
     labels (`node-role.kubernetes.io/control-plane`, `…/master`, `…/infra`), else worker."""
-    role = pods["node_role"].fillna("").str.strip().str.lower()
+    raw = pods["node_role"].fillna("")
+    lookup = {value: str(value).strip().lower() for value in raw.unique()}
+    role = raw.map(lookup)
     missing = role == ""
     if missing.any():
         labels = node_labels.assign(
@@ -35,15 +37,18 @@ def node_roles(pods: pd.DataFrame, node_labels: pd.DataFrame) -> pd.Series:
             .drop_duplicates(["cluster_id", "node"], keep="last")
             .set_index(["cluster_id", "node"])["label_role"]
         )
-        sub = pods.loc[missing, ["cluster_id", "node", "hour"]]
-        hourly = pd.Series(
-            by_hour.reindex(pd.MultiIndex.from_frame(sub)).to_numpy(), index=sub.index
+        keys = ["cluster_id", "node", "hour"]
+        sub = pods.loc[missing, keys]
+        hours = sub.drop_duplicates()
+        hourly = by_hour.reindex(pd.MultiIndex.from_frame(hours)).to_numpy()
+        latest = by_node.reindex(pd.MultiIndex.from_frame(hours[keys[:2]])).to_numpy()
+        hours = hours.assign(
+            label_role=pd.Series(hourly, index=hours.index)
+            .fillna(pd.Series(latest, index=hours.index))
+            .fillna("worker")
         )
-        latest = pd.Series(
-            by_node.reindex(pd.MultiIndex.from_frame(sub[["cluster_id", "node"]])).to_numpy(),
-            index=sub.index,
-        )
-        role.loc[missing] = hourly.fillna(latest).fillna("worker")
+        found = sub.merge(hours, on=keys, how="left")["label_role"].to_numpy()
+        role.loc[missing] = found
     return role.replace({"control_plane": "control-plane"})
 
 

@@ -89,13 +89,6 @@ def month_days(month: dt.date) -> list[dt.date]:
     return [month.replace(day=day) for day in range(1, last + 1)]
 
 
-def line_key(row, grain: str) -> str:
-    if row.owner_status != "owned":
-        return UNASSIGNED
-    value = getattr(row, grain)
-    return UNASSIGNED if value is None or value == "unallocated" else value
-
-
 def close_month(
     month: dt.date,
     owner_days: pd.DataFrame,
@@ -111,25 +104,34 @@ def close_month(
     deadline = month_end + dt.timedelta(days=settings.deadline_days)
     past_deadline = as_of > deadline
     owners = owner_days[owner_days["usage_date"].isin(days)]
+    grain = owners[settings.line_grain]
     owners = owners.assign(
-        line_key=[line_key(row, settings.line_grain) for row in owners.itertuples(index=False)]
+        line_key=grain.where(
+            (owners["owner_status"] == "owned") & grain.notna() & (grain != "unallocated"),
+            UNASSIGNED,
+        )
     )
+    # math.fsum: the month's sum of doubles without order-dependent rounding
+    sums = owners.groupby(["cluster_id", "cost_family", "line_key"])["total_cost"].agg(math.fsum)
+    by_slice: dict[tuple, dict] = {}
+    for (cluster, family, key), value in sums.items():
+        by_slice.setdefault((cluster, family), {})[key] = to_micro(value)
     scope = scope[scope["usage_date"].isin(days)]
+    slices = {key: frame for key, frame in scope.groupby(["cluster_id", "cost_family"])}
     status = day_status[day_status["usage_date"].isin(days)]
+    statuses = {key: frame for key, frame in status.groupby("cluster_id")}
     clusters = sorted(set(owners["cluster_id"]) | set(scope["cluster_id"]))
     rows = []
     for cluster in clusters:
         incomplete = _incomplete_days(
-            status[status["cluster_id"] == cluster],
+            statuses.get(cluster, status.iloc[0:0]),
             settings,
             as_of,
             settings.has_billing_link(cluster),
         )
         for family in FAMILIES:
-            mine = owners[(owners["cluster_id"] == cluster) & (owners["cost_family"] == family)]
-            sums = mine.groupby("line_key")["total_cost"].apply(lambda s: math.fsum(s))
-            estimates = {key: to_micro(value) for key, value in sums.items()}
-            slice_rows = scope[(scope["cluster_id"] == cluster) & (scope["cost_family"] == family)]
+            estimates = by_slice.get((cluster, family), {})
+            slice_rows = slices.get((cluster, family), scope.iloc[0:0])
             if not estimates and slice_rows.empty:
                 continue
             rows.extend(

@@ -43,9 +43,17 @@ def distribute(
     out: list[pd.DataFrame] = []
     if pools.empty:
         return _empty()
-    for (cluster, pool), unit in pools.groupby(["cluster_id", "pool"], sort=True):
-        rule = settings.pool_rules(cluster)[pool]
-        out.append(_apply(unit, rule, pool, basis, settings, platform_basis))
+    # one pass per distinct (rule, pool): clusters sharing a rule are spread together (the
+    # scope keys keep them apart, a fleet scope weighs across all of them anyway)
+    rules = {c: settings.pool_rules(c) for c in pools["cluster_id"].unique()}
+    pools = pools.assign(
+        _rule=[rules[c][p] for c, p in zip(pools["cluster_id"], pools["pool"], strict=True)]
+    )
+    cache: dict = {}
+    for (rule, pool), unit in pools.groupby(["_rule", "pool"], sort=False):
+        out.append(
+            _apply(unit.drop(columns="_rule"), rule, pool, basis, settings, platform_basis, cache)
+        )
     result = pd.concat(out, ignore_index=True) if out else _empty()
     return result
 
@@ -64,7 +72,7 @@ def _booked(unit: pd.DataFrame, owner: tuple, column: str, factor=1.0) -> pd.Dat
     return frame
 
 
-def _apply(unit, rule: PoolRule, pool, basis, settings, platform_basis) -> pd.DataFrame:
+def _apply(unit, rule: PoolRule, pool, basis, settings, platform_basis, cache) -> pd.DataFrame:
     column = SHARE_COLUMN[pool]
     if rule.rule == "keep":
         return _booked(unit, platform_owner(settings), column)
@@ -98,8 +106,11 @@ def _apply(unit, rule: PoolRule, pool, basis, settings, platform_basis) -> pd.Da
         if here.empty:
             continue
         keys = _scope_keys(scope)
-        grouped = receivers.groupby([*keys, *OWNER], as_index=False, dropna=False)[BASIS].sum()
-        grouped = grouped[grouped["direct"] > 0]
+        cache_key = (scope, rule.include_platform, rule.include_unowned)
+        if cache_key not in cache:
+            grouped = receivers.groupby([*keys, *OWNER], as_index=False, dropna=False)[BASIS].sum()
+            cache[cache_key] = grouped[grouped["direct"] > 0]
+        grouped = cache[cache_key]
         if rule.rule == "even":
             grouped = grouped.assign(weight=1.0)
         else:
