@@ -60,22 +60,31 @@ def allocate_pod_hours(
     pods needs: cluster_id, node, hour, usage_date, namespace, pod, the usage / request /
     capacity seconds, role."""
     keys = ["cluster_id", "node", "hour"]
-    node_hours = (
-        pods.groupby(keys, as_index=False)
-        .agg(
-            cores=("node_capacity_cpu_cores", "max"),
-            cap_cpu=("node_capacity_cpu_core_seconds", "max"),
-            cap_mem=("node_capacity_memory_byte_seconds", "max"),
-            role=("role", "first"),
-        )
-        .assign(usage_date=lambda f: f["hour"].dt.date)
+    # one integer id per node-hour, so every later grouping is on integers
+    frame = pods.reset_index(drop=True)
+    frame["_nh"] = frame.groupby(keys, sort=True).ngroup()
+    first = frame.drop_duplicates("_nh").sort_values("_nh")
+    node_hours = pd.DataFrame(
+        {
+            "_nh": first["_nh"].to_numpy(),
+            "cluster_id": first["cluster_id"].to_numpy(),
+            "node": first["node"].to_numpy(),
+            "hour": first["hour"].to_numpy(),
+            "role": first["role"].to_numpy(),
+        }
     )
+    by_hour = frame.groupby("_nh")
+    node_hours["cores"] = by_hour["node_capacity_cpu_cores"].max().to_numpy()
+    node_hours["cap_cpu"] = by_hour["node_capacity_cpu_core_seconds"].max().to_numpy()
+    node_hours["cap_mem"] = by_hour["node_capacity_memory_byte_seconds"].max().to_numpy()
+    node_hours["usage_date"] = node_hours["hour"].dt.date
     node_hours["f"] = np.where(
         node_hours["cores"] > 0, node_hours["cap_cpu"] / (node_hours["cores"] * 3600.0), 0.0
     )
     day_keys = ["cluster_id", "node", "usage_date"]
-    node_hours["sum_f"] = node_hours.groupby(day_keys)["f"].transform("sum")
-    node_hours["n_hours"] = node_hours.groupby(day_keys)["f"].transform("size")
+    node_day = node_hours.groupby(day_keys, sort=False).ngroup()
+    node_hours["sum_f"] = node_hours["f"].groupby(node_day).transform("sum")
+    node_hours["n_hours"] = node_hours["f"].groupby(node_day).transform("size")
     costs = node_days[["cluster_id", "node", "usage_date", "node_cost"]]
     costs = costs.groupby(day_keys, as_index=False)["node_cost"].sum()
     node_hours = node_hours.merge(costs, on=day_keys, how="left")
@@ -87,22 +96,33 @@ def allocate_pod_hours(
         1.0 / node_hours["n_hours"],
     )
     node_hours["hour_cost"] = node_hours["node_cost"] * share
-    node_hours["cpu_part"] = node_hours["hour_cost"] * settings.cpu_weight
-    node_hours["memory_part"] = node_hours["hour_cost"] * settings.memory_weight
-
-    frame = pods.merge(
-        node_hours[[*keys, "cap_cpu", "cap_mem", "cpu_part", "memory_part"]], on=keys, how="left"
-    )
-    for resource, usage, request, capacity in (
-        ("cpu", "pod_usage_cpu_core_seconds", "pod_request_cpu_core_seconds", "cap_cpu"),
-        ("memory", "pod_usage_memory_byte_seconds", "pod_request_memory_byte_seconds", "cap_mem"),
+    node_hours = node_hours.sort_values("_nh").reset_index(drop=True)
+    nh = frame["_nh"].to_numpy()
+    cap_cpu = node_hours["cap_cpu"].to_numpy()[nh]
+    cap_mem = node_hours["cap_mem"].to_numpy()[nh]
+    hour_cost = node_hours["hour_cost"].to_numpy()[nh]
+    for resource, usage, request, capacity, weight in (
+        (
+            "cpu",
+            "pod_usage_cpu_core_seconds",
+            "pod_request_cpu_core_seconds",
+            cap_cpu,
+            settings.cpu_weight,
+        ),
+        (
+            "memory",
+            "pod_usage_memory_byte_seconds",
+            "pod_request_memory_byte_seconds",
+            cap_mem,
+            settings.memory_weight,
+        ),
     ):
-        cap = frame[capacity].where(frame[capacity] > 0)
-        claim = (np.maximum(frame[request], frame[usage]) / cap).fillna(0.0)
-        usage_ratio = (frame[usage] / cap).fillna(0.0)
-        claims = claim.groupby([frame[k] for k in keys]).transform("sum")
-        scale = np.where(claims > 1.0, 1.0 / claims.where(claims > 0, 1.0), 1.0)
-        part = frame[f"{resource}_part"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            claim = np.where(capacity > 0, np.maximum(frame[request], frame[usage]) / capacity, 0.0)
+            usage_ratio = np.where(capacity > 0, frame[usage] / capacity, 0.0)
+        claims = np.bincount(nh, weights=claim, minlength=len(node_hours))[nh]
+        scale = np.where(claims > 1.0, 1.0 / np.where(claims > 0, claims, 1.0), 1.0)
+        part = hour_cost * weight
         frame[f"{resource}_cost"] = part * claim * scale
         frame[f"{resource}_used"] = part * np.minimum(usage_ratio, claim * scale)
         frame[f"{resource}_overcommitted"] = claims > 1.0
@@ -115,11 +135,11 @@ def allocate_pod_hours(
         PLATFORM_ROLES
     )
     frame["is_overcommitted"] = frame["cpu_overcommitted"] | frame["memory_overcommitted"]
-
-    claimed = frame.groupby(keys, as_index=False)["compute_cost"].sum()
-    node_hours = node_hours.merge(claimed, on=keys, how="left")
-    node_hours["remainder"] = node_hours["hour_cost"] - node_hours["compute_cost"].fillna(0.0)
+    claimed = np.bincount(nh, weights=frame["compute_cost"], minlength=len(node_hours))
+    node_hours["remainder"] = node_hours["hour_cost"] - claimed
     node_hours["is_platform_node"] = node_hours["role"].isin(PLATFORM_ROLES)
-    over = frame.groupby(keys, as_index=False)["is_overcommitted"].any()
-    node_hours = node_hours.merge(over, on=keys, how="left")
+    over = np.bincount(
+        nh, weights=frame["is_overcommitted"].astype(float), minlength=len(node_hours)
+    )
+    node_hours["is_overcommitted"] = over > 0
     return frame, node_hours
