@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -129,8 +130,13 @@ def _pod_and_namespace_days(pod_hours, pod_nodes, usage, pricing, settings):
     sums = [*SUMS, "direct_hour", "idle_hour", "platform_hour", "platform_hours"]
     pod_days = frame.groupby(POD_KEY, as_index=False)[sums].sum()
     # A pod's labels for a day are those of its last hour that day (SPEC §6); its node too.
-    order = pod_hours.sort_values(["hour", "node"], kind="stable")
-    last = order.drop_duplicates(POD_KEY, keep="last")[[*POD_KEY, "pod_labels", "node"]]
+    # (ties, a pod on two nodes in its last hour: the node that sorts last)
+    group = pod_hours.groupby(POD_KEY, sort=False).ngroup().to_numpy()
+    hour = pod_hours["hour"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy().astype("int64")
+    order = np.lexsort((pod_hours["node"].astype(str).to_numpy(), hour, group))
+    is_last = np.ones(len(order), dtype=bool)
+    is_last[:-1] = group[order][1:] != group[order][:-1]
+    last = pod_hours.iloc[order[is_last]][[*POD_KEY, "pod_labels", "node"]]
     pod_days = pod_days.merge(last, on=POD_KEY, how="left")
     # SPEC silent on is_platform for a pod platform only some hours of a day: true when every
     # hour of its day was platform (its cost columns are split per hour either way).
