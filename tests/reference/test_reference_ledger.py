@@ -808,3 +808,23 @@ def test_rounding_to_the_currency_minor_unit():
         "b": Decimal("0.333"),
         "c": Decimal("0.333"),
     }  # KWD: fils
+
+
+def test_workload_idle_owner_rule_and_pooled():
+    # a: claim 2 cores / 4 GiB, uses 1 / 2 -> cost 2 + 2 = 4, used 1 + 1 = 2, idle 2 (team x);
+    # b: claim = usage 1 core / 2 GiB -> cost 2, used 2, idle 0 (team y). Node $8.
+    rows = [
+        pod_row("n1", "shop", "a", 0, 1, 2, 2, 4, labels="label_team:x"),
+        pod_row("n1", "shop", "b", 0, 1, 1, 2, 2, labels="label_team:y"),
+    ]
+    owner = build_ledger(usage(rows), pricing({"n1": 8.0}), CONFIG, as_of=dt.date(2026, 11, 19))
+    idle = owner.owner_days.groupby("team")["workload_idle_cost"].sum()
+    assert idle.get("x") == pytest.approx(2.0) and idle.get("y", 0.0) == 0.0
+    pooled_config = {**CONFIG, "distribution": {"pools": {"workload_idle": "proportional"}}}
+    pooled = build_ledger(
+        usage(rows), pricing({"n1": 8.0}), pooled_config, as_of=dt.date(2026, 11, 19)
+    )
+    shares = pooled.owner_days.groupby("team")["workload_idle_share_cost"].sum()
+    # the $2 pool spread by direct (used) cost 2 : 2
+    assert shares.get("x") == pytest.approx(1.0) and shares.get("y") == pytest.approx(1.0)
+    assert pooled.owner_days["workload_idle_cost"].sum() == 0.0
