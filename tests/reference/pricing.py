@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from tests.reference import pricing_inputs as inputs
 from tests.reference.pricing_bills import billing_lines
 
@@ -61,7 +60,7 @@ def _settings(config: dict, as_of: dt.date | None) -> _Settings:
         lookback_days=int(pricing.get("estimate_lookback_days", 7)),
         # SPEC silent on the date the repair window is measured from in a reference over a
         # folder; the ledger's close takes --as-of (default today), so does this.
-        as_of=as_of or dt.datetime.now(dt.timezone.utc).date(),
+        as_of=as_of or dt.datetime.now(dt.UTC).date(),
     )
 
 
@@ -167,8 +166,9 @@ def price_fleet(landing: Path, config: dict, *, as_of: dt.date | None = None) ->
     usage = inputs.node_hours(files.get("koku_pod", []), cache)
     labels = inputs.node_labels(files.get("koku_node_labels", []), cache)
     pv_days = inputs.volume_days(files.get("koku_storage", []), cache)
-    nodes_csv = inputs.latest_supplementary(files.get("nodes", []), ["cluster_id", "node",
-                                                                     "provider_id"])
+    nodes_csv = inputs.latest_supplementary(
+        files.get("nodes", []), ["cluster_id", "node", "provider_id"]
+    )
     lb_services = _lb_services(files.get("lb_services", []))
     card = inputs.rate_card(files.get("rate_card", []), config)
     lines = billing_lines(files)
@@ -182,40 +182,42 @@ def price_fleet(landing: Path, config: dict, *, as_of: dt.date | None = None) ->
     keys["ikey"] = keys["ikey"].where(keys["ikey"].notna(), keys["set_name"].map(by_name))
 
     lines = _spread_commitments(lines)
-    usage_days = usage.drop_duplicates(["cluster_id", "usage_date"])[["cluster_id",
-                                                                      "usage_date"]]
+    usage_days = usage.drop_duplicates(["cluster_id", "usage_date"])[["cluster_id", "usage_date"]]
     usage_day_set = set(map(tuple, usage_days.to_numpy()))
 
     matched = _match(lines, keys, pv_days, lb_services, clusters, settings)
     billed_through = _billed_through(lines)
 
-    node_days, azure_rest = _node_days(usage, keys, labels, lines, matched, billed_through,
-                                       card, providers, settings)
+    node_days, azure_rest = _node_days(
+        usage, keys, labels, lines, matched, billed_through, card, providers, settings
+    )
     pending_or_lost = _assign(matched, node_days, usage_day_set, settings)
     volumes = _volume_days(matched, pv_days, usage_day_set, card, providers)
     lbs = _lb_days(matched, lb_services, usage_days, card, providers)
     fees = matched[(matched["role"] == "fee") & matched["allocated"]]
     platform_fees = (
-        fees.groupby(["cluster_id", "charge_date", "resource_id"], as_index=False)["cost"].sum()
+        fees.groupby(["cluster_id", "charge_date", "resource_id"], as_index=False)["cost"]
+        .sum()
         .rename(columns={"charge_date": "usage_date"})
         .assign(cost_family="compute")
     )[["cluster_id", "usage_date", "cost_family", "resource_id", "cost"]]
     unallocated = pd.concat([pending_or_lost, azure_rest], ignore_index=True)
-    unallocated = (
-        unallocated.groupby(
-            ["cluster_id", "usage_date", "cost_family", "resource_id", "reason"], as_index=False
-        )["cost"].sum()
-    )
+    unallocated = unallocated.groupby(
+        ["cluster_id", "usage_date", "cost_family", "resource_id", "reason"], as_index=False
+    )["cost"].sum()
     network = matched[(matched["role"] == "data_transfer") & matched["allocated"]]
     network_pool = (
-        network.groupby(["cluster_id", "charge_date"], as_index=False)["cost"].sum()
+        network.groupby(["cluster_id", "charge_date"], as_index=False)["cost"]
+        .sum()
         .rename(columns={"charge_date": "usage_date"})
     )[["cluster_id", "usage_date", "cost"]]
     scope = (
         matched[matched["in_scope"]]
-        .groupby(["cluster_id", "charge_date", "family"], as_index=False)["cost"].sum()
-        .rename(columns={"charge_date": "usage_date", "family": "cost_family",
-                         "cost": "in_scope_cost"})
+        .groupby(["cluster_id", "charge_date", "family"], as_index=False)["cost"]
+        .sum()
+        .rename(
+            columns={"charge_date": "usage_date", "family": "cost_family", "cost": "in_scope_cost"}
+        )
     )
     day_status = _day_status(usage_days, matched, node_days, billed_through, providers)
     billing_link = pd.DataFrame(
@@ -225,8 +227,11 @@ def price_fleet(landing: Path, config: dict, *, as_of: dt.date | None = None) ->
         }
     )
     return Pricing(
-        node_days=_sorted(node_days[["cluster_id", "node", "usage_date", "pricing_basis",
-                                     "hours_run", "node_cost"]]),
+        node_days=_sorted(
+            node_days[
+                ["cluster_id", "node", "usage_date", "pricing_basis", "hours_run", "node_cost"]
+            ]
+        ),
         volume_days=_sorted(volumes),
         lb_days=_sorted(lbs),
         platform_fees=_sorted(platform_fees),
@@ -240,16 +245,16 @@ def price_fleet(landing: Path, config: dict, *, as_of: dt.date | None = None) ->
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     keys = [c for c in frame.columns if not c.endswith("cost") and frame[c].dtype != float]
-    return frame.sort_values(keys, ignore_index=True) if len(frame) else frame.reset_index(
-        drop=True)
+    return (
+        frame.sort_values(keys, ignore_index=True) if len(frame) else frame.reset_index(drop=True)
+    )
 
 
 def _lb_services(files) -> pd.DataFrame:
     """lb_services.csv; optional `first_seen` / `last_seen` give each Service's hours (SPEC
     silent on where the hours come from; without them the split is even, as SPEC §4 says
     for unknown hours)."""
-    columns = ["cluster_id", "namespace", "service", "load_balancer_id", "first_seen",
-               "last_seen"]
+    columns = ["cluster_id", "namespace", "service", "load_balancer_id", "first_seen", "last_seen"]
     frame = inputs.latest_supplementary(files, columns)
     frame["lb_key"] = frame["load_balancer_id"].fillna("").str.lower()
     for column in ("first_seen", "last_seen"):
@@ -312,8 +317,7 @@ def _link_selects(lines: pd.DataFrame, link: dict) -> pd.Series:
         else:
             selected |= lines["tags"].map(lambda t, k=norm: k in t)
     for pattern in patterns:
-        selected |= lines["resource_id"].fillna("").str.contains(pattern, case=False,
-                                                                 regex=True)
+        selected |= lines["resource_id"].fillna("").str.contains(pattern, case=False, regex=True)
     if accounts:
         selected &= lines["account"].isin(accounts) | lines["sub_account"].isin(accounts)
     return selected
@@ -322,7 +326,7 @@ def _link_selects(lines: pd.DataFrame, link: dict) -> pd.Series:
 def _strip_user(key: str) -> str:
     for prefix in ("user:", "user_"):
         if key.startswith(prefix):
-            return key[len(prefix):]
+            return key[len(prefix) :]
     return key
 
 
@@ -344,9 +348,9 @@ def _match(lines, keys, pv_days, lb_services, clusters, settings) -> pd.DataFram
         pvs.assign(rkey=pvs["csi_volume_handle"].fillna("").str.lower()), on="rkey"
     )
     vol_last = vol.assign(pv_key=vol["rkey"].map(_last_segment))
-    by_name = vol_last.merge(
-        pvs.assign(pv_key=pvs["pv_name"].str.lower()), on="pv_key"
-    ).drop(columns="pv_key")
+    by_name = vol_last.merge(pvs.assign(pv_key=pvs["pv_name"].str.lower()), on="pv_key").drop(
+        columns="pv_key"
+    )
     vols = pd.concat([by_handle, by_name]).drop_duplicates(["line_no", "cluster_id"])
     vols["role"] = "volume"
     out.append(vols[[*vols.columns]])
@@ -357,7 +361,8 @@ def _match(lines, keys, pv_days, lb_services, clusters, settings) -> pd.DataFram
     bare = lb_ids[~lb_ids["lb_key"].str.contains("[/:]", regex=True)]
     lb_bare = lbs.assign(lb_key=lbs["rkey"].map(_last_segment)).merge(bare, on="lb_key")
     lb_hit = pd.concat([lb_exact, lb_bare.drop(columns="lb_key")]).drop_duplicates(
-        ["line_no", "cluster_id"])
+        ["line_no", "cluster_id"]
+    )
     lb_hit["role"] = "lb"
     out.append(lb_hit)
 
@@ -412,24 +417,26 @@ def _is_billed(billed_through: dict, provider: str, account: str, day: dt.date) 
 # --------------------------------------------------------------------------- node pricing
 
 
-def _node_days(usage, keys, labels, lines, matched, billed_through, card, providers,
-               settings):
+def _node_days(usage, keys, labels, lines, matched, billed_through, card, providers, settings):
     nodes = usage.merge(keys[["cluster_id", "node", "ikey", "zone"]], how="left")
     nodes = nodes.merge(labels, how="left", on=["cluster_id", "node", "usage_date"])
     nodes["labels"] = nodes["labels"].map(lambda v: v if isinstance(v, dict) else {})
     nodes["provider"] = nodes["cluster_id"].map(providers).fillna("")
 
     node_lines = matched[matched["role"] == "node"]
-    per_day = node_lines.groupby(["cluster_id", "ikey", "charge_date"], as_index=False).agg(
-        line_cost=("cost", "sum"),
-        line_hours=("hours", lambda h: h.sum(min_count=1)),
-        accounts=("account", lambda a: tuple(sorted(set(a)))),
-        bill_provider=("provider", "first"),
-        bill_option=("purchase_option", lambda p: sorted(p)[0]),
-        bill_type=("instance_type", lambda t: next((x for x in t if isinstance(x, str)),
-                                                   None)),
-        bill_region=("region", lambda r: next((x for x in r if isinstance(x, str)), None)),
-    ).rename(columns={"charge_date": "usage_date"})
+    per_day = (
+        node_lines.groupby(["cluster_id", "ikey", "charge_date"], as_index=False)
+        .agg(
+            line_cost=("cost", "sum"),
+            line_hours=("hours", lambda h: h.sum(min_count=1)),
+            accounts=("account", lambda a: tuple(sorted(set(a)))),
+            bill_provider=("provider", "first"),
+            bill_option=("purchase_option", lambda p: sorted(p)[0]),
+            bill_type=("instance_type", lambda t: next((x for x in t if isinstance(x, str)), None)),
+            bill_region=("region", lambda r: next((x for x in r if isinstance(x, str)), None)),
+        )
+        .rename(columns={"charge_date": "usage_date"})
+    )
     nodes = nodes.merge(per_day, how="left", on=["cluster_id", "ikey", "usage_date"])
     nodes["is_set"] = nodes["ikey"].fillna("").str.contains("/virtualmachinescalesets/")
 
@@ -442,13 +449,20 @@ def _node_days(usage, keys, labels, lines, matched, billed_through, card, provid
     nodes.loc[sets.index, "line_cost"] = share
     nodes.loc[sets.index, "line_hours"] = sets["hours_run"]
     set_days = per_day[per_day["ikey"].str.contains("/virtualmachinescalesets/")]
-    given = nodes.loc[sets.index].groupby(["cluster_id", "ikey", "usage_date"])[
-        "line_cost"].sum()
-    rest = set_days.join(given.rename("given"), on=["cluster_id", "ikey", "usage_date"])
+    given = (
+        nodes.loc[sets.index]
+        .groupby(["cluster_id", "ikey", "usage_date"], as_index=False)["line_cost"]
+        .sum()
+        .rename(columns={"line_cost": "given"})
+    )
+    rest = set_days.merge(given, how="left", on=["cluster_id", "ikey", "usage_date"])
     rest["cost"] = rest["line_cost"] - rest["given"].fillna(0.0)
     has_usage = set(map(tuple, usage[["cluster_id", "usage_date"]].drop_duplicates().to_numpy()))
-    rest = rest[[(c, d) in has_usage for c, d in zip(rest["cluster_id"], rest["usage_date"],
-                                                     strict=True)]]
+    on_usage_day = np.array(
+        [(c, d) in has_usage for c, d in zip(rest["cluster_id"], rest["usage_date"], strict=True)],
+        dtype=bool,
+    )
+    rest = rest[on_usage_day]
     rest = rest[rest["given"].notna() & (rest["cost"].abs() > 1e-12)]
     set_ids = node_lines.groupby("ikey")["resource_id"].first()
     azure_rest = pd.DataFrame(
@@ -463,10 +477,10 @@ def _node_days(usage, keys, labels, lines, matched, billed_through, card, provid
     )
 
     billed = [
-        isinstance(accounts, tuple)
-        and all(_is_billed(billed_through, p, a, day) for a in accounts)
-        for accounts, p, day in zip(nodes["accounts"], nodes["bill_provider"],
-                                    nodes["usage_date"], strict=True)
+        isinstance(accounts, tuple) and all(_is_billed(billed_through, p, a, day) for a in accounts)
+        for accounts, p, day in zip(
+            nodes["accounts"], nodes["bill_provider"], nodes["usage_date"], strict=True
+        )
     ]
     nodes["billed"] = billed
     nodes["pricing_basis"] = None
@@ -479,16 +493,27 @@ def _node_days(usage, keys, labels, lines, matched, billed_through, card, provid
     nodes["instance_type"] = [
         inputs_label or bill
         for inputs_label, bill in zip(
-            nodes["labels"].map(lambda lab: _label(lab, "node_kubernetes_io_instance_type",
-                                                   "beta_kubernetes_io_instance_type")),
-            nodes["bill_type"], strict=True)
+            nodes["labels"].map(
+                lambda lab: _label(
+                    lab, "node_kubernetes_io_instance_type", "beta_kubernetes_io_instance_type"
+                )
+            ),
+            nodes["bill_type"],
+            strict=True,
+        )
     ]
     nodes["region"] = [
         lab or bill or _region_from_zone(zone)
         for lab, bill, zone in zip(
-            nodes["labels"].map(lambda lab: _label(lab, "topology_kubernetes_io_region",
-                                                   "failure_domain_beta_kubernetes_io_region")),
-            nodes["bill_region"], nodes["zone"], strict=True)
+            nodes["labels"].map(
+                lambda lab: _label(
+                    lab, "topology_kubernetes_io_region", "failure_domain_beta_kubernetes_io_region"
+                )
+            ),
+            nodes["bill_region"],
+            nodes["zone"],
+            strict=True,
+        )
     ]
     # Billed hours (SPEC §4 "cost / billed hours"): the bill's instance hours where it carries
     # them (AWS usage amount of the instance-hour lines, the Azure node's hours), else the hours
@@ -522,22 +547,23 @@ def _estimate(nodes: pd.DataFrame, card, settings) -> None:
         return
     billed = nodes[nodes["rate"].notna()]
     last_rate = {}
-    for (cluster, node), group in billed.sort_values("usage_date").groupby(["cluster_id",
-                                                                            "node"]):
+    for (cluster, node), group in billed.sort_values("usage_date").groupby(["cluster_id", "node"]):
         last_rate[(cluster, node)] = list(zip(group["usage_date"], group["rate"], strict=True))
     peers = billed.assign(
-        group=list(zip(billed["instance_type"], billed["purchase_option"], billed["region"],
-                       strict=True))
+        group=list(
+            zip(billed["instance_type"], billed["purchase_option"], billed["region"], strict=True)
+        )
     )
     peer_rates = {
-        group: frame[["usage_date", "rate"]]
-        for group, frame in peers.groupby("group", sort=False)
+        group: frame[["usage_date", "rate"]] for group, frame in peers.groupby("group", sort=False)
     }
     lookback = dt.timedelta(days=settings.lookback_days - 1)
     for index in todo:
         row = nodes.loc[index]
         rate = None
-        history = [r for d, r in last_rate.get((row.cluster_id, row.node), []) if d < row.usage_date]
+        history = [
+            r for d, r in last_rate.get((row.cluster_id, row.node), []) if d < row.usage_date
+        ]
         if history:
             rate = history[-1]
         if rate is None:
@@ -571,9 +597,7 @@ def _assign(matched, node_days, usage_day_set, settings) -> pd.DataFrame:
     unallocated ones: link-selected lines nothing matches (`no_kubernetes_object`), and —
     once the repair window has passed — the lines of a cluster-day without usage, or of a
     node that did not run that day (`no_usage`). Within the window those stay pending."""
-    ran = set(
-        map(tuple, node_days[["cluster_id", "ikey", "usage_date"]].dropna().to_numpy())
-    )
+    ran = set(map(tuple, node_days[["cluster_id", "ikey", "usage_date"]].dropna().to_numpy()))
     day_has_usage = [
         (c, d) in usage_day_set
         for c, d in zip(matched["cluster_id"], matched["charge_date"], strict=True)
@@ -581,8 +605,13 @@ def _assign(matched, node_days, usage_day_set, settings) -> pd.DataFrame:
     matched["day_has_usage"] = day_has_usage
     node_ran = [
         role != "node" or (c, k, d) in ran
-        for role, c, k, d in zip(matched["role"], matched["cluster_id"], matched["ikey"],
-                                 matched["charge_date"], strict=True)
+        for role, c, k, d in zip(
+            matched["role"],
+            matched["cluster_id"],
+            matched["ikey"],
+            matched["charge_date"],
+            strict=True,
+        )
     ]
     active = matched["day_has_usage"] & pd.Series(node_ran, index=matched.index)
     past = matched["charge_date"].map(lambda d: _past_window(d, settings))
@@ -610,8 +639,9 @@ def _assign(matched, node_days, usage_day_set, settings) -> pd.DataFrame:
 def _volume_days(matched, pv_days, usage_day_set, card, providers) -> pd.DataFrame:
     billed = matched[(matched["role"] == "volume") & matched["allocated"]]
     first = billed  # _match joined each volume line to its PV (CSI handle, else PV name)
-    out = first.groupby(["cluster_id", "charge_date", "pv_name", "resource_id"],
-                        as_index=False)["cost"].sum()
+    out = first.groupby(["cluster_id", "charge_date", "pv_name", "resource_id"], as_index=False)[
+        "cost"
+    ].sum()
     out = out.rename(columns={"charge_date": "usage_date", "cost": "volume_cost"})
     # Rate-card volumes (SPEC §4: on-prem volumes may be priced per GiB-month): capacity
     # GiB-hours / hours in the month × the price. SPEC silent on the GiB-month's length:
@@ -627,10 +657,18 @@ def _volume_days(matched, pv_days, usage_day_set, card, providers) -> pd.DataFra
         next_month = (first_day + dt.timedelta(days=32)).replace(day=1)
         month_seconds = (next_month - first_day).days * 86400.0
         gib_months = row.capacity_byte_seconds / 2**30 / month_seconds
-        priced.append((row.cluster_id, row.usage_date, row.pv_name,
-                       row.csi_volume_handle or row.pv_name, gib_months * price))
-    rate = pd.DataFrame(priced, columns=["cluster_id", "usage_date", "pv_name", "resource_id",
-                                         "volume_cost"])
+        priced.append(
+            (
+                row.cluster_id,
+                row.usage_date,
+                row.pv_name,
+                row.csi_volume_handle or row.pv_name,
+                gib_months * price,
+            )
+        )
+    rate = pd.DataFrame(
+        priced, columns=["cluster_id", "usage_date", "pv_name", "resource_id", "volume_cost"]
+    )
     return pd.concat([out, rate], ignore_index=True)
 
 
@@ -648,8 +686,10 @@ def _lb_days(matched, lb_services, usage_days, card, providers) -> pd.DataFrame:
     for row in day_cost.itertuples(index=False):
         mine = services[
             (services["cluster_id"] == row.cluster_id)
-            & ((services["lb_key"] == row.rkey)
-               | (services["bare"] & (services["lb_key"] == _last_segment(row.rkey))))
+            & (
+                (services["lb_key"] == row.rkey)
+                | (services["bare"] & (services["lb_key"] == _last_segment(row.rkey)))
+            )
         ].sort_values(["namespace", "service"])
         rows += _split(row.cluster_id, row.charge_date, row.resource_id, row.cost, mine)
     # Rate-card load balancers (on-prem): an hourly price by Service name or LB ID, for
@@ -665,10 +705,24 @@ def _lb_days(matched, lb_services, usage_days, card, providers) -> pd.DataFrame:
                 continue
             hours = _hours_existed(group, row.usage_date)
             total = price * (max(hours) if hours and max(hours) > 0 else 24.0)
-            rows += _split(row.cluster_id, row.usage_date, lb_id, total,
-                           group.sort_values(["namespace", "service"]))
-    return pd.DataFrame(rows, columns=["cluster_id", "usage_date", "namespace", "service",
-                                       "resource_id", "load_balancer_cost"])
+            rows += _split(
+                row.cluster_id,
+                row.usage_date,
+                lb_id,
+                total,
+                group.sort_values(["namespace", "service"]),
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "cluster_id",
+            "usage_date",
+            "namespace",
+            "service",
+            "resource_id",
+            "load_balancer_cost",
+        ],
+    )
 
 
 def _hours_existed(services: pd.DataFrame, day: dt.date) -> list[float] | None:
@@ -695,29 +749,36 @@ def _split(cluster, day, resource_id, cost, services) -> list[tuple]:
     shares[-1] = cost - sum(shares[:-1])
     return [
         (cluster, day, ns, svc, resource_id, share)
-        for ns, svc, share in zip(services["namespace"], services["service"], shares,
-                                  strict=True)
+        for ns, svc, share in zip(services["namespace"], services["service"], shares, strict=True)
     ]
 
 
 def _day_status(usage_days, matched, node_days, billed_through, providers) -> pd.DataFrame:
     scoped = matched[matched["in_scope"]]
-    billing = scoped.groupby(["cluster_id", "charge_date"]).agg(
-        accounts=("account", lambda a: tuple(sorted(set(a)))),
-        provider=("provider", "first"),
-    ).reset_index().rename(columns={"charge_date": "usage_date"})
+    billing = (
+        scoped.groupby(["cluster_id", "charge_date"])
+        .agg(
+            accounts=("account", lambda a: tuple(sorted(set(a)))),
+            provider=("provider", "first"),
+        )
+        .reset_index()
+        .rename(columns={"charge_date": "usage_date"})
+    )
     billing["has_billing"] = [
         all(_is_billed(billed_through, p, a, d) for a in accounts)
-        for accounts, p, d in zip(billing["accounts"], billing["provider"],
-                                  billing["usage_date"], strict=True)
+        for accounts, p, d in zip(
+            billing["accounts"], billing["provider"], billing["usage_date"], strict=True
+        )
     ]
     status = usage_days.assign(has_usage=True).merge(
         billing[["cluster_id", "usage_date", "has_billing"]], how="outer"
     )
     status["has_usage"] = status["has_usage"].fillna(False).astype(bool)
     status["has_billing"] = status["has_billing"].fillna(False).astype(bool)
-    estimated = node_days[node_days["pricing_basis"].isin(["estimate", "unpriced"])
-                          & (node_days["provider"] != "on_prem")]
+    estimated = node_days[
+        node_days["pricing_basis"].isin(["estimate", "unpriced"])
+        & (node_days["provider"] != "on_prem")
+    ]
     counts = estimated.groupby(["cluster_id", "usage_date"]).size().rename("estimated_nodes")
     status = status.join(counts, on=["cluster_id", "usage_date"])
     status["estimated_nodes"] = status["estimated_nodes"].fillna(0).astype(int)

@@ -15,16 +15,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 # --------------------------------------------------------------------------- timestamps
 
-_KOKU = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2}:\d{2}(?:\.\d+)?)\s*([+-]\d{2}):?(\d{2})(?:\s+\S+)?$")
-_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$")
-_US = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$")
+_KOKU = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2}:\d{2}(?:\.\d+)?)\s*([+-]\d{2}):?(\d{2})(?:\s+\S+)?$"
+)
+_ISO = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?"
+    r"\s*(Z|UTC|[+-]\d{2}:?\d{2})?$"
+)
+_US = re.compile(
+    r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$"
+)
 
 
 def parse_timestamp(text) -> dt.datetime | None:
@@ -57,7 +65,12 @@ def parse_timestamp(text) -> dt.datetime | None:
         if half:
             hour_value = hour_value % 12 + (12 if half.lower() == "pm" else 0)
         return dt.datetime(
-            int(year), int(month), int(day), hour_value, int(minute or 0), int(second or 0),
+            int(year),
+            int(month),
+            int(day),
+            hour_value,
+            int(minute or 0),
+            int(second or 0),
             tzinfo=UTC,
         )
     raise ValueError(f"unreadable timestamp {value!r}")
@@ -184,7 +197,9 @@ def scan(landing: Path) -> dict[str, list[LandingFile]]:
     return out
 
 
-def read_table(file: LandingFile, wanted: list[str] | None = None) -> pd.DataFrame:
+def read_table(
+    file: LandingFile, wanted: list[str] | None = None, *, as_object: bool = True
+) -> pd.DataFrame:
     """A CSV or Parquet landing file as strings, columns matched case-insensitively and
     renamed to the spelling in `wanted` (absent wanted columns are NULL)."""
     actual = {column.lower(): column for column in file.columns}
@@ -202,9 +217,9 @@ def read_table(file: LandingFile, wanted: list[str] | None = None) -> pd.DataFra
             column_types={name: "string" for name in include},
             strings_can_be_null=True,
         )
-        table = pacsv.read_csv(file.path, convert_options=options)
-        frame = table.to_pandas()
-        frame = frame.astype(object).where(frame.notna(), None)
+        frame = pacsv.read_csv(file.path, convert_options=options).to_pandas()
+        if as_object:
+            frame = frame.astype(object).where(frame.notna(), None)
     if wanted is not None:
         rename = {actual[name.lower()]: name for name in wanted if name.lower() in actual}
         frame = frame.rename(columns=rename)
@@ -275,16 +290,38 @@ LABEL_COLUMNS = ["interval_start", "node", "node_labels"]
 def _read_usage(files: list[LandingFile], columns: list[str], cache: dict) -> pd.DataFrame:
     """Usage reports of one kind, newest delivery winning per cluster and hour (a re-delivered
     report replaces the same hours)."""
-    frames = []
+    tables = []
     for file in files:
-        frame = read_table(file, columns)
-        frame["cluster_id"] = _manifest_cluster(file.path.parent, cache)
-        frame["_delivery"] = file.relative.rsplit("/", 1)[0]
-        frame["_mtime"] = file.mtime
-        frames.append(frame)
-    if not frames:
-        return pd.DataFrame(columns=[*columns, "cluster_id", "start"])
-    usage = pd.concat(frames, ignore_index=True)
+        actual = {column.lower(): column for column in file.columns}
+        include = [actual[name.lower()] for name in columns if name.lower() in actual]
+        options = pacsv.ConvertOptions(
+            include_columns=include,
+            column_types={name: pa.string() for name in include},
+            strings_can_be_null=True,
+        )
+        table = pacsv.read_csv(
+            file.path,
+            read_options=pacsv.ReadOptions(use_threads=False),
+            convert_options=options,
+        )
+        table = table.rename_columns([name.lower() for name in table.column_names])
+        for name in columns:
+            if name not in table.column_names:
+                table = table.append_column(name, pa.nulls(len(table), pa.string()))
+        table = table.select(columns)
+        count = len(table)
+        table = table.append_column(
+            "cluster_id",
+            pa.array([_manifest_cluster(file.path.parent, cache)] * count, pa.string()),
+        )
+        table = table.append_column(
+            "_delivery", pa.array([file.relative.rsplit("/", 1)[0]] * count, pa.string())
+        )
+        table = table.append_column("_mtime", pa.array([file.mtime] * count, pa.float64()))
+        tables.append(table)
+    if not tables:
+        return pd.DataFrame(columns=[*columns, "cluster_id", "start", "usage_date"])
+    usage = pa.concat_tables(tables).to_pandas()
     rank = (
         usage[["_delivery", "_mtime"]]
         .groupby("_delivery")["_mtime"]
@@ -313,13 +350,13 @@ def node_hours(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     hourly = usage.groupby(["cluster_id", "node", "usage_date", "start"], as_index=False).agg(
         cores=("node_capacity_cpu_cores", "max"),
         core_seconds=("node_capacity_cpu_core_seconds", "max"),
-        resource_id=("resource_id", "max"),
+        resource_id=("resource_id", "first"),
     )
     hourly["fraction"] = (hourly["core_seconds"] / (hourly["cores"] * 3600.0)).where(
         hourly["cores"] > 0, 0.0
     )
     daily = hourly.groupby(["cluster_id", "node", "usage_date"], as_index=False).agg(
-        hours_run=("fraction", "sum"), resource_id=("resource_id", "max")
+        hours_run=("fraction", "sum"), resource_id=("resource_id", "first")
     )
     return daily[columns]
 
@@ -329,7 +366,11 @@ def volume_days(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     reading per hour, however many pods mount it) and its labels of the day's last hour."""
     usage = _read_usage(files, STORAGE_COLUMNS, cache)
     columns = [
-        "cluster_id", "usage_date", "pv_name", "csi_volume_handle", "capacity_byte_seconds",
+        "cluster_id",
+        "usage_date",
+        "pv_name",
+        "csi_volume_handle",
+        "capacity_byte_seconds",
         "pv_labels",
     ]
     if usage.empty:
@@ -340,13 +381,13 @@ def volume_days(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     usage = usage.rename(columns={"persistentvolume": "pv_name"})
     usage = usage[usage["pv_name"].notna()]
     hourly = usage.groupby(["cluster_id", "pv_name", "usage_date", "start"], as_index=False).agg(
-        csi_volume_handle=("csi_volume_handle", "max"),
+        csi_volume_handle=("csi_volume_handle", "first"),
         capacity=("persistentvolumeclaim_capacity_byte_seconds", "max"),
         pv_labels=("persistentvolume_labels", "last"),
     )
     hourly = hourly.sort_values("start")
     daily = hourly.groupby(["cluster_id", "pv_name", "usage_date"], as_index=False).agg(
-        csi_volume_handle=("csi_volume_handle", "max"),
+        csi_volume_handle=("csi_volume_handle", "first"),
         capacity_byte_seconds=("capacity", "sum"),
         pv_labels=("pv_labels", "last"),
     )
@@ -433,11 +474,10 @@ class RateCard:
         first_position = {}
         for price in self.prices:
             if price.selector_type == "label":
-                first_position.setdefault((price.cluster_id, price.resource, price.selector),
-                                          price.position)
-        for selector in sorted(
-            by_selector, key=lambda s: first_position[(cluster, resource, s)]
-        ):
+                first_position.setdefault(
+                    (price.cluster_id, price.resource, price.selector), price.position
+                )
+        for selector in sorted(by_selector, key=lambda s: first_position[(cluster, resource, s)]):
             if _label_matches(selector, labels):
                 chosen = max(by_selector[selector], key=lambda p: (p.effective_from, p.position))
                 return chosen.price
@@ -469,22 +509,39 @@ def rate_card(files: list[LandingFile], config: dict) -> RateCard:
             effective = dt.date.fromisoformat(effective[:10])
         card.prices.append(
             RatePrice(
-                str(entry["cluster"]), "node", selector_type, selector,
-                float(entry["hourly_price"]), "hour", effective, position,
+                str(entry["cluster"]),
+                "node",
+                selector_type,
+                selector,
+                float(entry["hourly_price"]),
+                "hour",
+                effective,
+                position,
             )
         )
         position += 1
-    columns = ["cluster_id", "resource", "selector_type", "selector", "price", "unit",
-               "effective_from"]
+    columns = [
+        "cluster_id",
+        "resource",
+        "selector_type",
+        "selector",
+        "price",
+        "unit",
+        "effective_from",
+    ]
     for file in sorted(files, key=lambda f: f.relative):
         for row in read_table(file, columns).itertuples(index=False):
             effective = parse_timestamp(row.effective_from)
             card.prices.append(
                 RatePrice(
-                    row.cluster_id, (row.resource or "node").strip(),
-                    (row.selector_type or "node").strip(), (row.selector or "").strip(),
-                    float(row.price), (row.unit or "hour").strip(),
-                    effective.date() if effective else dt.date(1970, 1, 1), position,
+                    row.cluster_id,
+                    (row.resource or "node").strip(),
+                    (row.selector_type or "node").strip(),
+                    (row.selector or "").strip(),
+                    float(row.price),
+                    (row.unit or "hour").strip(),
+                    effective.date() if effective else dt.date(1970, 1, 1),
+                    position,
                 )
             )
             position += 1
