@@ -650,9 +650,8 @@ def _volume_days(matched, pv_days, usage_day_set, card, providers) -> pd.DataFra
     on_prem = pv_days[pv_days["cluster_id"].map(providers) == "on_prem"]
     for row in on_prem.itertuples(index=False):
         labels = inputs.parse_labels(row.pv_labels)
-        price = card.price(row.cluster_id, "volume", row.pv_name, labels, row.usage_date)
-        if price is None:
-            continue
+        # SPEC §4: without a price they cost 0 (a row of 0, so the PV-day is still listed).
+        price = card.price(row.cluster_id, "volume", row.pv_name, labels, row.usage_date) or 0.0
         first_day = row.usage_date.replace(day=1)
         next_month = (first_day + dt.timedelta(days=32)).replace(day=1)
         month_seconds = (next_month - first_day).days * 86400.0
@@ -701,8 +700,7 @@ def _lb_days(matched, lb_services, usage_days, card, providers) -> pd.DataFrame:
         mine = lb_services[lb_services["cluster_id"] == row.cluster_id]
         for lb_id, group in mine.groupby("load_balancer_id"):
             price = card.price(row.cluster_id, "load_balancer", lb_id, {}, row.usage_date)
-            if price is None:
-                continue
+            price = price or 0.0  # SPEC §4: without a price it costs 0
             hours = _hours_existed(group, row.usage_date)
             total = price * (max(hours) if hours and max(hours) > 0 else 24.0)
             rows += _split(
