@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 from tests.reference.pricing_inputs import LandingFile, read_json_records, read_table, to_utc
 
 LINE_COLUMNS = [
@@ -288,8 +289,9 @@ def gcp_lines(files: list[LandingFile]) -> pd.DataFrame:
     for file in files:
         delivery = _delivery_key(file)
         if file.container == "parquet":
-            records = read_table(file).to_dict("records")
-            records = [_gcp_from_flat(record) for record in records]
+            records = pq.read_table(file.path).to_pylist()
+            if records and "service" not in records[0]:  # flattened `service_description`
+                records = [_gcp_from_flat(record) for record in records]
         else:
             records = read_json_records(file)
         for record in records:
