@@ -675,80 +675,113 @@ def _lb_days(matched, lb_services, usage_days, card, providers) -> pd.DataFrame:
     """SPEC §4: several Services may report one load balancer; its day cost is split among
     them in proportion to the hours each existed that day (evenly when unknown), summing
     exactly to the LB's cost (the last Service in name order takes the remainder)."""
+    columns = [
+        "cluster_id",
+        "usage_date",
+        "namespace",
+        "service",
+        "resource_id",
+        "load_balancer_cost",
+    ]
     billed = matched[(matched["role"] == "lb") & matched["allocated"]]
-    day_cost = billed.groupby(["cluster_id", "charge_date", "rkey"], as_index=False).agg(
-        cost=("cost", "sum"), resource_id=("resource_id", "first")
+    day_cost = (
+        billed.groupby(["cluster_id", "charge_date", "rkey"], as_index=False)
+        .agg(cost=("cost", "sum"), resource_id=("resource_id", "first"))
+        .rename(columns={"charge_date": "usage_date"})
     )
-    services = lb_services.copy()
-    services["bare"] = services["lb_key"].map(lambda k: not re.search(r"[/:]", k))
-    rows = []
-    for row in day_cost.itertuples(index=False):
-        mine = services[
-            (services["cluster_id"] == row.cluster_id)
-            & (
-                (services["lb_key"] == row.rkey)
-                | (services["bare"] & (services["lb_key"] == _last_segment(row.rkey)))
-            )
-        ].sort_values(["namespace", "service"])
-        rows += _split(row.cluster_id, row.charge_date, row.resource_id, row.cost, mine)
+    services = lb_services[
+        ["cluster_id", "namespace", "service", "lb_key", "first_seen", "last_seen"]
+    ]
+    exact = day_cost.merge(
+        services, left_on=["cluster_id", "rkey"], right_on=["cluster_id", "lb_key"]
+    )
+    bare = services[~services["lb_key"].str.contains("[/:]", regex=True)]
+    by_name = day_cost.assign(lb_key=day_cost["rkey"].map(_last_segment)).merge(
+        bare, on=["cluster_id", "lb_key"]
+    )
+    pairs = pd.concat([exact, by_name], ignore_index=True).drop_duplicates(
+        ["cluster_id", "usage_date", "rkey", "namespace", "service"]
+    )
+    pairs = pairs.rename(columns={"cost": "total"})
+    parts = [_split(pairs, ["cluster_id", "usage_date", "rkey"])]
     # Rate-card load balancers (on-prem): an hourly price by Service name or LB ID, for
     # every day the cluster has usage (SPEC silent on the hours: the hours the Service
     # existed when known, else 24).
-    for row in usage_days.itertuples(index=False):
-        if providers.get(row.cluster_id) != "on_prem":
-            continue
-        mine = lb_services[lb_services["cluster_id"] == row.cluster_id]
-        for lb_id, group in mine.groupby("load_balancer_id"):
-            price = card.price(row.cluster_id, "load_balancer", lb_id, {}, row.usage_date)
-            price = price or 0.0  # SPEC §4: without a price it costs 0
-            hours = _hours_existed(group, row.usage_date)
-            total = price * (max(hours) if hours and max(hours) > 0 else 24.0)
-            rows += _split(
-                row.cluster_id,
-                row.usage_date,
-                lb_id,
-                total,
-                group.sort_values(["namespace", "service"]),
-            )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "cluster_id",
-            "usage_date",
-            "namespace",
-            "service",
-            "resource_id",
-            "load_balancer_cost",
-        ],
-    )
+    on_prem = usage_days[usage_days["cluster_id"].map(providers) == "on_prem"]
+    rows = []
+    for day in on_prem.itertuples(index=False):
+        mine = lb_services[lb_services["cluster_id"] == day.cluster_id]
+        for lb_id in mine["load_balancer_id"].unique():
+            price = card.price(day.cluster_id, "load_balancer", lb_id, {}, day.usage_date)
+            rows.append((day.cluster_id, day.usage_date, lb_id, price or 0.0))
+    if rows:
+        priced = pd.DataFrame(rows, columns=["cluster_id", "usage_date", "resource_id", "price"])
+        priced["rkey"] = priced["resource_id"]
+        pairs = priced.merge(
+            lb_services[
+                [
+                    "cluster_id",
+                    "load_balancer_id",
+                    "namespace",
+                    "service",
+                    "first_seen",
+                    "last_seen",
+                ]
+            ],
+            left_on=["cluster_id", "rkey"],
+            right_on=["cluster_id", "load_balancer_id"],
+        )
+        hours = _hours_existed(pairs)
+        longest = hours.groupby(
+            [pairs["cluster_id"], pairs["usage_date"], pairs["rkey"]]
+        ).transform("max")
+        pairs["total"] = pairs["price"] * longest.where(hours.notna() & (longest > 0), 24.0)
+        parts.append(_split(pairs, ["cluster_id", "usage_date", "rkey"]))
+    return pd.concat(parts, ignore_index=True)[columns]
 
 
-def _hours_existed(services: pd.DataFrame, day: dt.date) -> list[float] | None:
-    if services["first_seen"].isna().all() and services["last_seen"].isna().all():
-        return None
-    start = pd.Timestamp(day, tz="UTC")
+def _hours_existed(pairs: pd.DataFrame) -> pd.Series:
+    """Hours of its day each Service existed, from first_seen / last_seen; NaN when the
+    Service has neither."""
+    start = pd.to_datetime(pairs["usage_date"]).dt.tz_localize("UTC")
     end = start + pd.Timedelta(days=1)
-    hours = []
-    for first, last in zip(services["first_seen"], services["last_seen"], strict=True):
-        lo = max(start, first) if pd.notna(first) else start
-        hi = min(end, last) if pd.notna(last) else end
-        hours.append(max((hi - lo).total_seconds() / 3600.0, 0.0))
-    return hours
+    first = pd.to_datetime(pairs["first_seen"], utc=True)
+    last = pd.to_datetime(pairs["last_seen"], utc=True)
+    lo = first.where(first > start, start)
+    hi = last.where(last < end, end)
+    hours = ((hi - lo).dt.total_seconds() / 3600.0).clip(lower=0.0)
+    return hours.where(first.notna() | last.notna())
 
 
-def _split(cluster, day, resource_id, cost, services) -> list[tuple]:
-    if services.empty:
-        return []
-    hours = _hours_existed(services, day)
-    if not hours or sum(hours) <= 0:
-        hours = [1.0] * len(services)
-    total = sum(hours)
-    shares = [cost * h / total for h in hours]
-    shares[-1] = cost - sum(shares[:-1])
-    return [
-        (cluster, day, ns, svc, resource_id, share)
-        for ns, svc, share in zip(services["namespace"], services["service"], shares, strict=True)
-    ]
+def _split(pairs: pd.DataFrame, group: list[str]) -> pd.DataFrame:
+    """Each LB-day's `total` over its Services by hours existed (evenly when no Service's
+    hours are known or they sum to 0); the last Service in (namespace, service) order takes
+    the remainder, so the split sums to the total exactly."""
+    if pairs.empty:
+        return pd.DataFrame(
+            columns=[
+                "cluster_id",
+                "usage_date",
+                "namespace",
+                "service",
+                "resource_id",
+                "load_balancer_cost",
+            ]
+        )
+    pairs = pairs.sort_values([*group, "namespace", "service"]).reset_index(drop=True)
+    hours = _hours_existed(pairs)
+    grouped = hours.groupby([pairs[g] for g in group])
+    known = grouped.transform("count") > 0
+    total_hours = grouped.transform("sum")
+    even = ~known | (total_hours <= 0)
+    # A Service without first_seen / last_seen beside ones with them existed all day.
+    weight = hours.fillna(24.0).where(~even, 1.0)
+    weight_sum = weight.groupby([pairs[g] for g in group]).transform("sum")
+    share = pairs["total"] * weight / weight_sum
+    is_last = ~pairs.duplicated(group, keep="last")
+    others = share.where(~is_last, 0.0).groupby([pairs[g] for g in group]).transform("sum")
+    pairs["load_balancer_cost"] = share.where(~is_last, pairs["total"] - others)
+    return pairs
 
 
 def _day_status(usage_days, matched, node_days, billed_through, providers) -> pd.DataFrame:

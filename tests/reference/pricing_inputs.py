@@ -208,9 +208,10 @@ def read_table(
     else:
         include = [actual[name.lower()] for name in wanted if name.lower() in actual]
     if file.container == "parquet":
-        frame = pq.read_table(file.path, columns=include).to_pandas()
+        table = pq.read_table(file.path, columns=include)
+        table = pa.table({name: _as_text(table.column(name)) for name in table.column_names})
+        frame = table.to_pandas()
         frame = frame.astype(object).where(frame.notna(), None)
-        frame = frame.map(lambda value: None if value is None else str(value))
     else:
         options = pacsv.ConvertOptions(
             include_columns=include,
@@ -228,6 +229,31 @@ def read_table(
                 frame[name] = None
         frame = frame[wanted]
     return frame
+
+
+def _as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A Parquet column as text; nested values as JSON text (docs/landing-and-raw.md)."""
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return column
+    if pa.types.is_nested(kind):
+        return pa.chunked_array(
+            [
+                pa.array(
+                    [None if v is None else json.dumps(v, default=str) for v in column.to_pylist()],
+                    pa.string(),
+                )
+            ]
+        )
+    if pa.types.is_timestamp(kind):
+        return pa.chunked_array(
+            [
+                pa.array(
+                    [None if v is None else v.isoformat() for v in column.to_pylist()], pa.string()
+                )
+            ]
+        )
+    return column.cast(pa.string())
 
 
 def read_json_records(file: LandingFile) -> list[dict]:
@@ -287,9 +313,24 @@ STORAGE_COLUMNS = [
 LABEL_COLUMNS = ["interval_start", "node", "node_labels"]
 
 
-def _read_usage(files: list[LandingFile], columns: list[str], cache: dict) -> pd.DataFrame:
-    """Usage reports of one kind, newest delivery winning per cluster and hour (a re-delivered
-    report replaces the same hours)."""
+def _read_usage(
+    files: list[LandingFile],
+    columns: list[str],
+    cache: dict,
+    keys: list[str],
+    aggregations: list[tuple[str, str]],
+    numeric: tuple[str, ...] = (),
+) -> pd.DataFrame:
+    """Usage reports of one kind, aggregated per cluster, hour and `keys` (in Arrow), the
+    newest delivery winning per cluster and hour (a re-delivered report replaces the same
+    hours). Columns of the result: cluster_id, interval_start, *keys, the aggregations named
+    `<column>_<function>`, start (UTC) and usage_date."""
+    latest: dict[str, float] = {}
+    for file in files:
+        folder = file.relative.rsplit("/", 1)[0]
+        latest[folder] = max(latest.get(folder, 0.0), file.mtime)
+    order = sorted(latest, key=lambda folder: (latest[folder], folder))
+    rank = {folder: position for position, folder in enumerate(order)}
     tables = []
     for file in files:
         actual = {column.lower(): column for column in file.columns}
@@ -309,62 +350,84 @@ def _read_usage(files: list[LandingFile], columns: list[str], cache: dict) -> pd
             if name not in table.column_names:
                 table = table.append_column(name, pa.nulls(len(table), pa.string()))
         table = table.select(columns)
+        for name in numeric:
+            index = table.column_names.index(name)
+            table = table.set_column(index, name, _to_double(table.column(name)))
         count = len(table)
-        table = table.append_column(
-            "cluster_id",
-            pa.array([_manifest_cluster(file.path.parent, cache)] * count, pa.string()),
-        )
-        table = table.append_column(
-            "_delivery", pa.array([file.relative.rsplit("/", 1)[0]] * count, pa.string())
-        )
-        table = table.append_column("_mtime", pa.array([file.mtime] * count, pa.float64()))
+        cluster = _manifest_cluster(file.path.parent, cache)
+        table = table.append_column("cluster_id", pa.array([cluster] * count, pa.string()))
+        folder = file.relative.rsplit("/", 1)[0]
+        table = table.append_column("_rank", pa.array([rank[folder]] * count, pa.int64()))
         tables.append(table)
+    names = [f"{column}_{function}" for column, function in aggregations]
     if not tables:
-        return pd.DataFrame(columns=[*columns, "cluster_id", "start", "usage_date"])
-    usage = pa.concat_tables(tables).to_pandas()
-    rank = (
-        usage[["_delivery", "_mtime"]]
-        .groupby("_delivery")["_mtime"]
-        .max()
-        .reset_index()
-        .sort_values(["_mtime", "_delivery"])
+        return pd.DataFrame(
+            columns=["cluster_id", "interval_start", *keys, *names, "start", "usage_date"]
+        )
+    grouped = (
+        pa.concat_tables(tables)
+        .group_by(["cluster_id", "interval_start", "_rank", *keys], use_threads=False)
+        .aggregate(aggregations)
     )
-    rank["_rank"] = range(len(rank))
-    usage = usage.merge(rank[["_delivery", "_rank"]], on="_delivery")
+    usage = grouped.to_pandas()
     newest = usage.groupby(["cluster_id", "interval_start"])["_rank"].transform("max")
-    usage = usage[usage["_rank"] == newest].drop(columns=["_delivery", "_mtime", "_rank"])
+    usage = usage[usage["_rank"] == newest].drop(columns="_rank")
     usage["start"] = to_utc(usage["interval_start"])
     usage["usage_date"] = usage["start"].dt.date
     return usage
 
 
+def _to_double(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    try:
+        return column.cast(pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = pd.to_numeric(pd.Series(column.to_pylist(), dtype=object), errors="coerce")
+        return pa.chunked_array([pa.array(values.to_numpy(), pa.float64())])
+
+
 def node_hours(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     """Node-days: hours run = Σ over the day's hours of capacity core-seconds / (cores × 3600)
     (SPEC §5's f_h), with the operator's resource_id."""
-    usage = _read_usage(files, POD_COLUMNS, cache)
-    columns = ["cluster_id", "node", "usage_date", "hours_run", "resource_id"]
-    if usage.empty:
-        return pd.DataFrame(columns=columns)
-    for name in ("node_capacity_cpu_cores", "node_capacity_cpu_core_seconds"):
-        usage[name] = pd.to_numeric(usage[name])
-    hourly = usage.groupby(["cluster_id", "node", "usage_date", "start"], as_index=False).agg(
-        cores=("node_capacity_cpu_cores", "max"),
-        core_seconds=("node_capacity_cpu_core_seconds", "max"),
-        resource_id=("resource_id", "first"),
+    hourly = _read_usage(
+        files,
+        POD_COLUMNS,
+        cache,
+        ["node"],
+        [
+            ("node_capacity_cpu_cores", "max"),
+            ("node_capacity_cpu_core_seconds", "max"),
+            ("resource_id", "first"),
+        ],
+        numeric=("node_capacity_cpu_cores", "node_capacity_cpu_core_seconds"),
     )
-    hourly["fraction"] = (hourly["core_seconds"] / (hourly["cores"] * 3600.0)).where(
-        hourly["cores"] > 0, 0.0
+    columns = ["cluster_id", "node", "usage_date", "hours_run", "resource_id"]
+    if hourly.empty:
+        return pd.DataFrame(columns=columns)
+    cores = hourly["node_capacity_cpu_cores_max"]
+    hourly["fraction"] = (hourly["node_capacity_cpu_core_seconds_max"] / (cores * 3600.0)).where(
+        cores > 0, 0.0
     )
     daily = hourly.groupby(["cluster_id", "node", "usage_date"], as_index=False).agg(
-        hours_run=("fraction", "sum"), resource_id=("resource_id", "first")
+        hours_run=("fraction", "sum"), resource_id=("resource_id_first", "first")
     )
     return daily[columns]
 
 
 def volume_days(files: list[LandingFile], cache: dict) -> pd.DataFrame:
-    """PV-days seen in the storage reports: the PV, its CSI handle, capacity GiB-hours (one
+    """PV-days seen in the storage reports: the PV, its CSI handle, capacity byte-seconds (one
     reading per hour, however many pods mount it) and its labels of the day's last hour."""
-    usage = _read_usage(files, STORAGE_COLUMNS, cache)
+    hourly = _read_usage(
+        files,
+        STORAGE_COLUMNS,
+        cache,
+        ["persistentvolume"],
+        [
+            ("csi_volume_handle", "first"),
+            ("persistentvolumeclaim_capacity_byte_seconds", "max"),
+            ("persistentvolume_labels", "last"),
+        ],
+        numeric=("persistentvolumeclaim_capacity_byte_seconds",),
+    )
     columns = [
         "cluster_id",
         "usage_date",
@@ -373,36 +436,29 @@ def volume_days(files: list[LandingFile], cache: dict) -> pd.DataFrame:
         "capacity_byte_seconds",
         "pv_labels",
     ]
-    if usage.empty:
+    if hourly.empty:
         return pd.DataFrame(columns=columns)
-    usage["persistentvolumeclaim_capacity_byte_seconds"] = pd.to_numeric(
-        usage["persistentvolumeclaim_capacity_byte_seconds"]
-    )
-    usage = usage.rename(columns={"persistentvolume": "pv_name"})
-    usage = usage[usage["pv_name"].notna()]
-    hourly = usage.groupby(["cluster_id", "pv_name", "usage_date", "start"], as_index=False).agg(
-        csi_volume_handle=("csi_volume_handle", "first"),
-        capacity=("persistentvolumeclaim_capacity_byte_seconds", "max"),
-        pv_labels=("persistentvolume_labels", "last"),
-    )
-    hourly = hourly.sort_values("start")
+    hourly = hourly.rename(columns={"persistentvolume": "pv_name"})
+    hourly = hourly[hourly["pv_name"].notna()].sort_values("start")
     daily = hourly.groupby(["cluster_id", "pv_name", "usage_date"], as_index=False).agg(
-        csi_volume_handle=("csi_volume_handle", "first"),
-        capacity_byte_seconds=("capacity", "sum"),
-        pv_labels=("pv_labels", "last"),
+        csi_volume_handle=("csi_volume_handle_first", "first"),
+        capacity_byte_seconds=("persistentvolumeclaim_capacity_byte_seconds_max", "sum"),
+        pv_labels=("persistentvolume_labels_last", "last"),
     )
     return daily[columns]
 
 
 def node_labels(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     """A node's labels per day: those of its last hour that day, as a parsed dict."""
-    usage = _read_usage(files, LABEL_COLUMNS, cache)
-    if usage.empty:
+    hourly = _read_usage(files, LABEL_COLUMNS, cache, ["node"], [("node_labels", "last")])
+    if hourly.empty:
         return pd.DataFrame(columns=["cluster_id", "node", "usage_date", "labels"])
-    usage = usage.sort_values("start")
-    last = usage.groupby(["cluster_id", "node", "usage_date"], as_index=False)["node_labels"].last()
-    parsed = {text: parse_labels(text) for text in pd.unique(last["node_labels"])}
-    last["labels"] = last["node_labels"].map(parsed)
+    hourly = hourly.sort_values("start")
+    last = hourly.groupby(["cluster_id", "node", "usage_date"], as_index=False)[
+        "node_labels_last"
+    ].last()
+    parsed = {text: parse_labels(text) for text in pd.unique(last["node_labels_last"])}
+    last["labels"] = last["node_labels_last"].map(parsed)
     return last[["cluster_id", "node", "usage_date", "labels"]]
 
 
