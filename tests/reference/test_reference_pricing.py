@@ -944,3 +944,144 @@ def test_volume_matched_by_csi_handle_or_pv_name(tmp_path):
         ["pvc-1", "vol-1", 0.5],
         ["pvc-2", "pvc-2", 0.25],
     ]
+
+
+def test_legacy_cur_gcp_parquet_and_focus_formats(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fleet = Fleet(tmp_path)
+    aws_node(fleet, "eks-a", "a1", "i-a1")
+    fleet.run("eks-a", "a1", D1, 24)
+    fleet.node("gke-a", "g1", "gce://proj/us-central1-a/g1")
+    fleet.run("gke-a", "g1", D1, 24)
+    fleet.node("fx", "f1", "aws:///us-east-1a/i-f1")
+    fleet.run("fx", "f1", D1, 24)
+    config = {
+        "clusters": [
+            {
+                "id": "eks-a",
+                "provider": "aws",
+                "billing_link": {"tags": ["kubernetes.io/cluster/eks-a"]},
+            },
+            {"id": "gke-a", "provider": "gcp"},
+            {"id": "fx", "provider": "focus"},
+        ]
+    }
+    landing, config = fleet.write(config)
+    legacy = [
+        "bill/PayerAccountId",
+        "bill/BillingPeriodStartDate",
+        "lineItem/UsageAccountId",
+        "lineItem/LineItemType",
+        "lineItem/UsageStartDate",
+        "lineItem/UsageEndDate",
+        "lineItem/ProductCode",
+        "lineItem/UsageType",
+        "lineItem/Operation",
+        "lineItem/ResourceId",
+        "lineItem/UsageAmount",
+        "lineItem/UnblendedCost",
+        "resourceTags/user:kubernetes.io/cluster/eks-a",
+    ]
+    base = {
+        "bill/PayerAccountId": "111",
+        "bill/BillingPeriodStartDate": "2026-10-01T00:00:00Z",
+        "lineItem/UsageAccountId": "111",
+        "lineItem/LineItemType": "Usage",
+        "lineItem/UsageStartDate": "2026-10-01T00:00:00Z",
+        "lineItem/UsageEndDate": "2026-10-02T00:00:00Z",
+        "lineItem/ProductCode": "AmazonEC2",
+    }
+    _write_csv(
+        landing / "billing" / "aws" / "2026-10" / "legacy.csv",
+        legacy,
+        [
+            # No net columns in this export: the unblended cost is the net amortized cost.
+            {
+                **base,
+                "lineItem/UsageType": "USE1-BoxUsage:m5.large",
+                "lineItem/Operation": "RunInstances",
+                "lineItem/ResourceId": "i-a1",
+                "lineItem/UsageAmount": "24",
+                "lineItem/UnblendedCost": "2.40",
+            },
+            {
+                **base,
+                "lineItem/UsageType": "USE1-EBS:VolumeUsage.gp3",
+                "lineItem/Operation": "CreateVolume-Gp3",
+                "lineItem/ResourceId": "vol-orphan",
+                "lineItem/UsageAmount": "1",
+                "lineItem/UnblendedCost": "0.50",
+                "resourceTags/user:kubernetes.io/cluster/eks-a": "owned",
+            },
+        ],
+    )
+    row = _gcp_row(
+        "projects/proj/zones/us-central1-a/instances/g1",
+        3.0,
+        [
+            {
+                "name": "SUD",
+                "amount": -0.5,
+                "type": "SUSTAINED_USAGE_DISCOUNT",
+                "full_name": None,
+                "id": "x",
+            }
+        ],
+    )
+    row["usage_start_time"] = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+    row["usage_end_time"] = dt.datetime(2026, 10, 2, tzinfo=dt.UTC)
+    path = landing / "billing" / "gcp" / "2026-10" / "export.parquet"
+    path.parent.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([row]), path)
+    focus = [
+        "BillingAccountId",
+        "ChargePeriodStart",
+        "ChargePeriodEnd",
+        "ChargeCategory",
+        "BilledCost",
+        "EffectiveCost",
+        "BillingCurrency",
+        "ResourceId",
+        "ServiceCategory",
+        "ResourceType",
+    ]
+    _write_csv(
+        landing / "billing" / "focus" / "focus.csv",
+        focus,
+        [
+            {
+                "BillingAccountId": "999",
+                "ChargePeriodStart": "2026-10-01T00:00:00Z",
+                "ChargePeriodEnd": "2026-10-02T00:00:00Z",
+                "ChargeCategory": "Usage",
+                "BilledCost": "2.0",
+                "EffectiveCost": "1.75",
+                "BillingCurrency": "USD",
+                "ResourceId": "i-f1",
+                "ServiceCategory": "Compute",
+                "ResourceType": "Instance",
+            },
+            {
+                "BillingAccountId": "999",
+                "ChargePeriodStart": "2026-10-01T00:00:00Z",
+                "ChargePeriodEnd": "2026-11-01T00:00:00Z",
+                "ChargeCategory": "Tax",
+                "BilledCost": "5.0",
+                "EffectiveCost": "5.0",
+                "BillingCurrency": "USD",
+                "ResourceId": "",
+                "ServiceCategory": "",
+                "ResourceType": "",
+            },
+        ],
+    )
+    pricing = price_fleet(landing, config, as_of=AS_OF)
+    assert node_cost(pricing, "a1", D1) == ("bill", pytest.approx(2.4))
+    assert node_cost(pricing, "g1", D1) == ("bill", pytest.approx(2.5))  # 3.00 − 0.50 credit
+    assert node_cost(pricing, "f1", D1) == ("bill", pytest.approx(1.75))  # EffectiveCost
+    assert pricing.unallocated[["cluster_id", "resource_id", "cost"]].values.tolist() == [
+        ["eks-a", "vol-orphan", 0.5]
+    ]
+    assert scope_of(pricing, "fx", D1, "compute") == pytest.approx(1.75)
