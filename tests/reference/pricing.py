@@ -804,8 +804,8 @@ def _day_status(usage_days, matched, node_days, billed_through, providers) -> pd
     status = usage_days.assign(has_usage=True).merge(
         billing[["cluster_id", "usage_date", "has_billing"]], how="outer"
     )
-    status["has_usage"] = status["has_usage"].fillna(False).astype(bool)
-    status["has_billing"] = status["has_billing"].fillna(False).astype(bool)
+    status["has_usage"] = status["has_usage"].eq(True)
+    status["has_billing"] = status["has_billing"].eq(True)
     estimated = node_days[
         node_days["pricing_basis"].isin(["estimate", "unpriced"])
         & (node_days["provider"] != "on_prem")
