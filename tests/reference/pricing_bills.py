@@ -190,12 +190,15 @@ def aws_lines(files: list[tuple[LandingFile, bool]]) -> pd.DataFrame:
     for file, legacy in files:
         frame = _aws_frame(file, legacy)
         frame["delivery"] = _delivery_key(file)
+        # The loader keeps legacy CSV and CUR 2.0 in two raw tables; a restatement replaces
+        # rows of its own table (docs/landing-and-raw.md).
+        frame["fmt"] = "aws_legacy" if legacy else "aws_cur2"
         frames.append(frame)
     if not frames:
         return _empty()
     bill = pd.concat(frames, ignore_index=True)
     out = pd.DataFrame(index=bill.index)
-    out["fmt"] = "aws"
+    out["fmt"] = bill["fmt"]
     out["provider"] = "aws"
     out["account"] = bill["bill_payer_account_id"]
     out["sub_account"] = bill["line_item_usage_account_id"]
