@@ -20,13 +20,31 @@ import re
 
 import numpy as np
 import pandas as pd
-
+import pyarrow.parquet as pq
 from tests.reference.pricing_inputs import LandingFile, read_json_records, read_table, to_utc
 
 LINE_COLUMNS = [
-    "fmt", "provider", "account", "sub_account", "period", "delivery", "resource_id", "rkey",
-    "start", "end", "charge_date", "is_usage", "kind", "cost", "hours", "instance_type",
-    "region", "purchase_option", "tags", "cud", "cluster_name",
+    "fmt",
+    "provider",
+    "account",
+    "sub_account",
+    "period",
+    "delivery",
+    "resource_id",
+    "rkey",
+    "start",
+    "end",
+    "charge_date",
+    "is_usage",
+    "kind",
+    "cost",
+    "hours",
+    "instance_type",
+    "region",
+    "purchase_option",
+    "tags",
+    "cud",
+    "cluster_name",
 ]
 
 
@@ -36,7 +54,7 @@ def normalize_tag_key(key: str) -> str:
     key = key.lower()
     for prefix in ("user:", "user_"):
         if key.startswith(prefix):
-            key = key[len(prefix):]
+            key = key[len(prefix) :]
             break
     return re.sub(r"[^a-z0-9]", "_", key)
 
@@ -71,7 +89,13 @@ def _delivery_key(file: LandingFile) -> str:
 
 
 def _empty() -> pd.DataFrame:
-    return pd.DataFrame({column: pd.Series(dtype=object) for column in LINE_COLUMNS})
+    frame = pd.DataFrame({column: pd.Series(dtype=object) for column in LINE_COLUMNS})
+    for column in ("start", "end"):
+        frame[column] = pd.Series(dtype="datetime64[ns, UTC]")
+    for column in ("cost", "hours", "cud"):
+        frame[column] = pd.Series(dtype=float)
+    frame["is_usage"] = pd.Series(dtype=bool)
+    return frame
 
 
 def _finish(out: pd.DataFrame) -> pd.DataFrame:
@@ -135,7 +159,8 @@ def _aws_frame(file: LandingFile, legacy_names: bool) -> pd.DataFrame:
             wanted.append("resource_tags")
         frame = read_table(file, wanted)
         tag_columns = [
-            c for c in file.columns
+            c
+            for c in file.columns
             if c.lower().startswith("resource_tags_") and c.lower() != "resource_tags"
         ]
         prefix = len("resource_tags_")
@@ -143,13 +168,19 @@ def _aws_frame(file: LandingFile, legacy_names: bool) -> pd.DataFrame:
     if tag_columns:
         extra = read_table(file, tag_columns)
         per_row = [
-            {normalize_tag_key(c[prefix:]): v for c, v in zip(tag_columns, values) if v}
+            {
+                normalize_tag_key(c[prefix:]): v
+                for c, v in zip(tag_columns, values, strict=True)
+                if v
+            }
             for values in extra.itertuples(index=False)
         ]
         if tags is None:
             tags = pd.Series(per_row, index=frame.index)
         else:
-            tags = pd.Series([{**a, **b} for a, b in zip(tags, per_row)], index=frame.index)
+            tags = pd.Series(
+                [{**a, **b} for a, b in zip(tags, per_row, strict=True)], index=frame.index
+            )
     frame["tags"] = tags if tags is not None else [{} for _ in range(len(frame))]
     return frame
 
@@ -159,12 +190,15 @@ def aws_lines(files: list[tuple[LandingFile, bool]]) -> pd.DataFrame:
     for file, legacy in files:
         frame = _aws_frame(file, legacy)
         frame["delivery"] = _delivery_key(file)
+        # The loader keeps legacy CSV and CUR 2.0 in two raw tables; a restatement replaces
+        # rows of its own table (docs/landing-and-raw.md).
+        frame["fmt"] = "aws_legacy" if legacy else "aws_cur2"
         frames.append(frame)
     if not frames:
         return _empty()
     bill = pd.concat(frames, ignore_index=True)
     out = pd.DataFrame(index=bill.index)
-    out["fmt"] = "aws"
+    out["fmt"] = bill["fmt"]
     out["provider"] = "aws"
     out["account"] = bill["bill_payer_account_id"]
     out["sub_account"] = bill["line_item_usage_account_id"]
@@ -209,8 +243,16 @@ def aws_lines(files: list[tuple[LandingFile, bool]]) -> pd.DataFrame:
             rid.str.startswith("vol-") | usage_type.str.contains("EBS:VolumeUsage"),
             product.eq("AWSELB") | rid.str.contains(":elasticloadbalancing:"),
         ],
-        ["account_level", "split", "control_plane", "data_transfer", "other", "instance",
-         "volume", "load_balancer"],
+        [
+            "account_level",
+            "split",
+            "control_plane",
+            "data_transfer",
+            "other",
+            "instance",
+            "volume",
+            "load_balancer",
+        ],
         default="other",
     )
     out["kind"] = kind
@@ -250,8 +292,9 @@ def gcp_lines(files: list[LandingFile]) -> pd.DataFrame:
     for file in files:
         delivery = _delivery_key(file)
         if file.container == "parquet":
-            records = read_table(file).to_dict("records")
-            records = [_gcp_from_flat(record) for record in records]
+            records = pq.read_table(file.path).to_pylist()
+            if records and "service" not in records[0]:  # flattened `service_description`
+                records = [_gcp_from_flat(record) for record in records]
         else:
             records = read_json_records(file)
         for record in records:
@@ -316,8 +359,10 @@ def _gcp_row(record: dict, delivery: str) -> dict:
         kind = "account_level"
     elif service == "Compute Engine" and sku.startswith("Commitment"):
         kind = "commitment_fee"
-    elif "/instances/" in name and service == "Compute Engine" and (
-        "data transfer" in lower_sku or "egress" in lower_sku
+    elif (
+        "/instances/" in name
+        and service == "Compute Engine"
+        and ("data transfer" in lower_sku or "egress" in lower_sku)
     ):
         kind = "data_transfer"
     elif "/instances/" in name and service == "Compute Engine":
@@ -374,9 +419,22 @@ def _gcp_row(record: dict, delivery: str) -> dict:
 # --------------------------------------------------------------------------- Azure
 
 AZURE_COLUMNS = [
-    "BillingAccountId", "SubscriptionId", "BillingPeriodStartDate", "Date", "ResourceId",
-    "InstanceId", "MeterCategory", "Quantity", "UnitOfMeasure", "CostInBillingCurrency", "Cost",
-    "PricingModel", "ChargeType", "AdditionalInfo", "Tags", "ResourceLocation",
+    "BillingAccountId",
+    "SubscriptionId",
+    "BillingPeriodStartDate",
+    "Date",
+    "ResourceId",
+    "InstanceId",
+    "MeterCategory",
+    "Quantity",
+    "UnitOfMeasure",
+    "CostInBillingCurrency",
+    "Cost",
+    "PricingModel",
+    "ChargeType",
+    "AdditionalInfo",
+    "Tags",
+    "ResourceLocation",
 ]
 
 
@@ -401,8 +459,9 @@ def azure_lines(files: list[LandingFile]) -> pd.DataFrame:
     out = pd.DataFrame(index=bill.index)
     out["fmt"] = "azure"
     out["provider"] = "azure"
-    account = bill["BillingAccountId"].where(bill["BillingAccountId"].notna(),
-                                             bill["SubscriptionId"])
+    account = bill["BillingAccountId"].where(
+        bill["BillingAccountId"].notna(), bill["SubscriptionId"]
+    )
     out["account"] = account
     out["sub_account"] = bill["SubscriptionId"]
     out["start"] = to_utc(bill["Date"])
@@ -437,7 +496,7 @@ def azure_lines(files: list[LandingFile]) -> pd.DataFrame:
     per_unit = bill["UnitOfMeasure"].fillna("").map(_hours_per_unit)
     out["hours"] = (_num(bill["Quantity"]) * per_unit).where(out["kind"] == "instance")
     out["instance_type"] = bill["AdditionalInfo"].map(
-        lambda text: (_json_object(text).get("ServiceType"))
+        lambda text: _json_object(text).get("ServiceType")
     )
     out["region"] = bill["ResourceLocation"]
     model = bill["PricingModel"].fillna("").str.lower()
@@ -465,10 +524,25 @@ def _json_object(text) -> dict:
 # --------------------------------------------------------------------------- FOCUS
 
 FOCUS_COLUMNS = [
-    "BillingAccountId", "SubAccountId", "BillingPeriodStart", "ChargePeriodStart",
-    "ChargePeriodEnd", "ChargeCategory", "EffectiveCost", "ResourceId", "ResourceType",
-    "ServiceCategory", "ServiceName", "PricingCategory", "CommitmentDiscountType", "Tags",
-    "RegionId", "SkuPriceDetails", "ProviderName", "ConsumedQuantity", "ConsumedUnit",
+    "BillingAccountId",
+    "SubAccountId",
+    "BillingPeriodStart",
+    "ChargePeriodStart",
+    "ChargePeriodEnd",
+    "ChargeCategory",
+    "EffectiveCost",
+    "ResourceId",
+    "ResourceType",
+    "ServiceCategory",
+    "ServiceName",
+    "PricingCategory",
+    "CommitmentDiscountType",
+    "Tags",
+    "RegionId",
+    "SkuPriceDetails",
+    "ProviderName",
+    "ConsumedQuantity",
+    "ConsumedUnit",
 ]
 
 
@@ -506,7 +580,8 @@ def focus_lines(files: list[LandingFile]) -> pd.DataFrame:
             out["rkey"].eq(""),
             rtype.str.contains("load balancer|loadbalancer") | sname.str.contains("load balanc"),
             rtype.str.contains("disk|volume") | service.eq("storage"),
-            service.eq("compute") & (rtype.str.contains("instance|virtual machine|vm") | rtype.eq("")),
+            service.eq("compute")
+            & (rtype.str.contains("instance|virtual machine|vm") | rtype.eq("")),
         ],
         ["account_level", "other", "load_balancer", "volume", "instance"],
         default="other",
@@ -557,8 +632,9 @@ def billing_lines(files: dict[str, list[LandingFile]]) -> pd.DataFrame:
     parts.append(gcp_lines(files.get("gcp", [])))
     parts.append(azure_lines(files.get("azure", [])))
     parts.append(focus_lines(files.get("focus", [])))
-    every = [f for fmt in ("aws_legacy", "aws_cur2", "gcp", "azure", "focus")
-             for f in files.get(fmt, [])]
+    every = [
+        f for fmt in ("aws_legacy", "aws_cur2", "gcp", "azure", "focus") for f in files.get(fmt, [])
+    ]
     rank_time: dict[str, tuple] = {}
     for file in every:
         key = _delivery_key(file)

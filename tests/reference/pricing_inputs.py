@@ -11,20 +11,28 @@ import gzip
 import io
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 # --------------------------------------------------------------------------- timestamps
 
-_KOKU = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2}:\d{2}(?:\.\d+)?)\s*([+-]\d{2}):?(\d{2})(?:\s+\S+)?$")
-_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$")
-_US = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$")
+_KOKU = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2}:\d{2}(?:\.\d+)?)\s*([+-]\d{2}):?(\d{2})(?:\s+\S+)?$"
+)
+_ISO = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?"
+    r"\s*(Z|UTC|[+-]\d{2}:?\d{2})?$"
+)
+_US = re.compile(
+    r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$"
+)
 
 
 def parse_timestamp(text) -> dt.datetime | None:
@@ -57,7 +65,12 @@ def parse_timestamp(text) -> dt.datetime | None:
         if half:
             hour_value = hour_value % 12 + (12 if half.lower() == "pm" else 0)
         return dt.datetime(
-            int(year), int(month), int(day), hour_value, int(minute or 0), int(second or 0),
+            int(year),
+            int(month),
+            int(day),
+            hour_value,
+            int(minute or 0),
+            int(second or 0),
             tzinfo=UTC,
         )
     raise ValueError(f"unreadable timestamp {value!r}")
@@ -184,7 +197,9 @@ def scan(landing: Path) -> dict[str, list[LandingFile]]:
     return out
 
 
-def read_table(file: LandingFile, wanted: list[str] | None = None) -> pd.DataFrame:
+def read_table(
+    file: LandingFile, wanted: list[str] | None = None, *, as_object: bool = True
+) -> pd.DataFrame:
     """A CSV or Parquet landing file as strings, columns matched case-insensitively and
     renamed to the spelling in `wanted` (absent wanted columns are NULL)."""
     actual = {column.lower(): column for column in file.columns}
@@ -193,18 +208,19 @@ def read_table(file: LandingFile, wanted: list[str] | None = None) -> pd.DataFra
     else:
         include = [actual[name.lower()] for name in wanted if name.lower() in actual]
     if file.container == "parquet":
-        frame = pq.read_table(file.path, columns=include).to_pandas()
+        table = pq.read_table(file.path, columns=include)
+        table = pa.table({name: _as_text(table.column(name)) for name in table.column_names})
+        frame = table.to_pandas()
         frame = frame.astype(object).where(frame.notna(), None)
-        frame = frame.map(lambda value: None if value is None else str(value))
     else:
         options = pacsv.ConvertOptions(
             include_columns=include,
             column_types={name: "string" for name in include},
             strings_can_be_null=True,
         )
-        table = pacsv.read_csv(file.path, convert_options=options)
-        frame = table.to_pandas()
-        frame = frame.astype(object).where(frame.notna(), None)
+        frame = pacsv.read_csv(file.path, convert_options=options).to_pandas()
+        if as_object:
+            frame = frame.astype(object).where(frame.notna(), None)
     if wanted is not None:
         rename = {actual[name.lower()]: name for name in wanted if name.lower() in actual}
         frame = frame.rename(columns=rename)
@@ -213,6 +229,31 @@ def read_table(file: LandingFile, wanted: list[str] | None = None) -> pd.DataFra
                 frame[name] = None
         frame = frame[wanted]
     return frame
+
+
+def _as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A Parquet column as text; nested values as JSON text (docs/landing-and-raw.md)."""
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return column
+    if pa.types.is_nested(kind):
+        return pa.chunked_array(
+            [
+                pa.array(
+                    [None if v is None else json.dumps(v, default=str) for v in column.to_pylist()],
+                    pa.string(),
+                )
+            ]
+        )
+    if pa.types.is_timestamp(kind):
+        return pa.chunked_array(
+            [
+                pa.array(
+                    [None if v is None else v.isoformat() for v in column.to_pylist()], pa.string()
+                )
+            ]
+        )
+    return column.cast(pa.string())
 
 
 def read_json_records(file: LandingFile) -> list[dict]:
@@ -272,96 +313,152 @@ STORAGE_COLUMNS = [
 LABEL_COLUMNS = ["interval_start", "node", "node_labels"]
 
 
-def _read_usage(files: list[LandingFile], columns: list[str], cache: dict) -> pd.DataFrame:
-    """Usage reports of one kind, newest delivery winning per cluster and hour (a re-delivered
-    report replaces the same hours)."""
-    frames = []
+def _read_usage(
+    files: list[LandingFile],
+    columns: list[str],
+    cache: dict,
+    keys: list[str],
+    aggregations: list[tuple[str, str]],
+    numeric: tuple[str, ...] = (),
+) -> pd.DataFrame:
+    """Usage reports of one kind, aggregated per cluster, hour and `keys` (in Arrow), the
+    newest delivery winning per cluster and hour (a re-delivered report replaces the same
+    hours). Columns of the result: cluster_id, interval_start, *keys, the aggregations named
+    `<column>_<function>`, start (UTC) and usage_date."""
+    latest: dict[str, float] = {}
     for file in files:
-        frame = read_table(file, columns)
-        frame["cluster_id"] = _manifest_cluster(file.path.parent, cache)
-        frame["_delivery"] = file.relative.rsplit("/", 1)[0]
-        frame["_mtime"] = file.mtime
-        frames.append(frame)
-    if not frames:
-        return pd.DataFrame(columns=[*columns, "cluster_id", "start"])
-    usage = pd.concat(frames, ignore_index=True)
-    rank = (
-        usage[["_delivery", "_mtime"]]
-        .groupby("_delivery")["_mtime"]
-        .max()
-        .reset_index()
-        .sort_values(["_mtime", "_delivery"])
+        folder = file.relative.rsplit("/", 1)[0]
+        latest[folder] = max(latest.get(folder, 0.0), file.mtime)
+    order = sorted(latest, key=lambda folder: (latest[folder], folder))
+    rank = {folder: position for position, folder in enumerate(order)}
+    tables = []
+    for file in files:
+        actual = {column.lower(): column for column in file.columns}
+        include = [actual[name.lower()] for name in columns if name.lower() in actual]
+        options = pacsv.ConvertOptions(
+            include_columns=include,
+            column_types={name: pa.string() for name in include},
+            strings_can_be_null=True,
+        )
+        table = pacsv.read_csv(
+            file.path,
+            read_options=pacsv.ReadOptions(use_threads=False),
+            convert_options=options,
+        )
+        table = table.rename_columns([name.lower() for name in table.column_names])
+        for name in columns:
+            if name not in table.column_names:
+                table = table.append_column(name, pa.nulls(len(table), pa.string()))
+        table = table.select(columns)
+        for name in numeric:
+            index = table.column_names.index(name)
+            table = table.set_column(index, name, _to_double(table.column(name)))
+        count = len(table)
+        cluster = _manifest_cluster(file.path.parent, cache)
+        table = table.append_column("cluster_id", pa.array([cluster] * count, pa.string()))
+        folder = file.relative.rsplit("/", 1)[0]
+        table = table.append_column("_rank", pa.array([rank[folder]] * count, pa.int64()))
+        tables.append(table)
+    names = [f"{column}_{function}" for column, function in aggregations]
+    if not tables:
+        return pd.DataFrame(
+            columns=["cluster_id", "interval_start", *keys, *names, "start", "usage_date"]
+        )
+    grouped = (
+        pa.concat_tables(tables)
+        .group_by(["cluster_id", "interval_start", "_rank", *keys], use_threads=False)
+        .aggregate(aggregations)
     )
-    rank["_rank"] = range(len(rank))
-    usage = usage.merge(rank[["_delivery", "_rank"]], on="_delivery")
+    usage = grouped.to_pandas()
     newest = usage.groupby(["cluster_id", "interval_start"])["_rank"].transform("max")
-    usage = usage[usage["_rank"] == newest].drop(columns=["_delivery", "_mtime", "_rank"])
+    usage = usage[usage["_rank"] == newest].drop(columns="_rank")
     usage["start"] = to_utc(usage["interval_start"])
     usage["usage_date"] = usage["start"].dt.date
     return usage
 
 
+def _to_double(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    try:
+        return column.cast(pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = pd.to_numeric(pd.Series(column.to_pylist(), dtype=object), errors="coerce")
+        return pa.chunked_array([pa.array(values.to_numpy(), pa.float64())])
+
+
 def node_hours(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     """Node-days: hours run = Σ over the day's hours of capacity core-seconds / (cores × 3600)
     (SPEC §5's f_h), with the operator's resource_id."""
-    usage = _read_usage(files, POD_COLUMNS, cache)
-    columns = ["cluster_id", "node", "usage_date", "hours_run", "resource_id"]
-    if usage.empty:
-        return pd.DataFrame(columns=columns)
-    for name in ("node_capacity_cpu_cores", "node_capacity_cpu_core_seconds"):
-        usage[name] = pd.to_numeric(usage[name])
-    hourly = usage.groupby(["cluster_id", "node", "usage_date", "start"], as_index=False).agg(
-        cores=("node_capacity_cpu_cores", "max"),
-        core_seconds=("node_capacity_cpu_core_seconds", "max"),
-        resource_id=("resource_id", "max"),
+    hourly = _read_usage(
+        files,
+        POD_COLUMNS,
+        cache,
+        ["node"],
+        [
+            ("node_capacity_cpu_cores", "max"),
+            ("node_capacity_cpu_core_seconds", "max"),
+            ("resource_id", "first"),
+        ],
+        numeric=("node_capacity_cpu_cores", "node_capacity_cpu_core_seconds"),
     )
-    hourly["fraction"] = (hourly["core_seconds"] / (hourly["cores"] * 3600.0)).where(
-        hourly["cores"] > 0, 0.0
+    columns = ["cluster_id", "node", "usage_date", "hours_run", "resource_id"]
+    if hourly.empty:
+        return pd.DataFrame(columns=columns)
+    cores = hourly["node_capacity_cpu_cores_max"]
+    hourly["fraction"] = (hourly["node_capacity_cpu_core_seconds_max"] / (cores * 3600.0)).where(
+        cores > 0, 0.0
     )
     daily = hourly.groupby(["cluster_id", "node", "usage_date"], as_index=False).agg(
-        hours_run=("fraction", "sum"), resource_id=("resource_id", "max")
+        hours_run=("fraction", "sum"), resource_id=("resource_id_first", "first")
     )
     return daily[columns]
 
 
 def volume_days(files: list[LandingFile], cache: dict) -> pd.DataFrame:
-    """PV-days seen in the storage reports: the PV, its CSI handle, capacity GiB-hours (one
+    """PV-days seen in the storage reports: the PV, its CSI handle, capacity byte-seconds (one
     reading per hour, however many pods mount it) and its labels of the day's last hour."""
-    usage = _read_usage(files, STORAGE_COLUMNS, cache)
+    hourly = _read_usage(
+        files,
+        STORAGE_COLUMNS,
+        cache,
+        ["persistentvolume"],
+        [
+            ("csi_volume_handle", "first"),
+            ("persistentvolumeclaim_capacity_byte_seconds", "max"),
+            ("persistentvolume_labels", "last"),
+        ],
+        numeric=("persistentvolumeclaim_capacity_byte_seconds",),
+    )
     columns = [
-        "cluster_id", "usage_date", "pv_name", "csi_volume_handle", "capacity_byte_seconds",
+        "cluster_id",
+        "usage_date",
+        "pv_name",
+        "csi_volume_handle",
+        "capacity_byte_seconds",
         "pv_labels",
     ]
-    if usage.empty:
+    if hourly.empty:
         return pd.DataFrame(columns=columns)
-    usage["persistentvolumeclaim_capacity_byte_seconds"] = pd.to_numeric(
-        usage["persistentvolumeclaim_capacity_byte_seconds"]
-    )
-    usage = usage.rename(columns={"persistentvolume": "pv_name"})
-    usage = usage[usage["pv_name"].notna()]
-    hourly = usage.groupby(["cluster_id", "pv_name", "usage_date", "start"], as_index=False).agg(
-        csi_volume_handle=("csi_volume_handle", "max"),
-        capacity=("persistentvolumeclaim_capacity_byte_seconds", "max"),
-        pv_labels=("persistentvolume_labels", "last"),
-    )
-    hourly = hourly.sort_values("start")
+    hourly = hourly.rename(columns={"persistentvolume": "pv_name"})
+    hourly = hourly[hourly["pv_name"].notna()].sort_values("start")
     daily = hourly.groupby(["cluster_id", "pv_name", "usage_date"], as_index=False).agg(
-        csi_volume_handle=("csi_volume_handle", "max"),
-        capacity_byte_seconds=("capacity", "sum"),
-        pv_labels=("pv_labels", "last"),
+        csi_volume_handle=("csi_volume_handle_first", "first"),
+        capacity_byte_seconds=("persistentvolumeclaim_capacity_byte_seconds_max", "sum"),
+        pv_labels=("persistentvolume_labels_last", "last"),
     )
     return daily[columns]
 
 
 def node_labels(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     """A node's labels per day: those of its last hour that day, as a parsed dict."""
-    usage = _read_usage(files, LABEL_COLUMNS, cache)
-    if usage.empty:
+    hourly = _read_usage(files, LABEL_COLUMNS, cache, ["node"], [("node_labels", "last")])
+    if hourly.empty:
         return pd.DataFrame(columns=["cluster_id", "node", "usage_date", "labels"])
-    usage = usage.sort_values("start")
-    last = usage.groupby(["cluster_id", "node", "usage_date"], as_index=False)["node_labels"].last()
-    parsed = {text: parse_labels(text) for text in pd.unique(last["node_labels"])}
-    last["labels"] = last["node_labels"].map(parsed)
+    hourly = hourly.sort_values("start")
+    last = hourly.groupby(["cluster_id", "node", "usage_date"], as_index=False)[
+        "node_labels_last"
+    ].last()
+    parsed = {text: parse_labels(text) for text in pd.unique(last["node_labels_last"])}
+    last["labels"] = last["node_labels_last"].map(parsed)
     return last[["cluster_id", "node", "usage_date", "labels"]]
 
 
@@ -392,100 +489,3 @@ def latest_supplementary(files: list[LandingFile], columns: list[str]) -> pd.Dat
     if not frames:
         return pd.DataFrame(columns=columns)
     return pd.concat(frames, ignore_index=True).drop_duplicates()
-
-
-@dataclass
-class RatePrice:
-    cluster_id: str
-    resource: str  # node | volume | load_balancer
-    selector_type: str  # node (a name) | label
-    selector: str
-    price: float
-    unit: str
-    effective_from: dt.date
-    position: int
-
-
-@dataclass
-class RateCard:
-    prices: list[RatePrice] = field(default_factory=list)
-
-    def price(
-        self, cluster: str, resource: str, name: str, labels: dict[str, str], day: dt.date
-    ) -> float | None:
-        """SPEC §4: the resource's own name price wins, else the first label price in list
-        order that matches; each selector's price is the one in effect on the day (the latest
-        effective_from on or before it), so earlier days keep the price they had."""
-        candidates = [
-            price
-            for price in self.prices
-            if price.cluster_id == cluster
-            and price.resource == resource
-            and price.effective_from <= day
-        ]
-        named = [p for p in candidates if p.selector_type != "label" and p.selector == name]
-        if named:
-            return max(named, key=lambda p: (p.effective_from, p.position)).price
-        by_selector: dict[str, list[RatePrice]] = {}
-        for price in candidates:
-            if price.selector_type == "label":
-                by_selector.setdefault(price.selector, []).append(price)
-        first_position = {}
-        for price in self.prices:
-            if price.selector_type == "label":
-                first_position.setdefault((price.cluster_id, price.resource, price.selector),
-                                          price.position)
-        for selector in sorted(
-            by_selector, key=lambda s: first_position[(cluster, resource, s)]
-        ):
-            if _label_matches(selector, labels):
-                chosen = max(by_selector[selector], key=lambda p: (p.effective_from, p.position))
-                return chosen.price
-        return None
-
-
-def _label_matches(selector: str, labels: dict[str, str]) -> bool:
-    key, has_value, value = selector.partition("=")
-    wanted = sanitize_key(key.strip()).lower()
-    for label_key, label_value in labels.items():
-        if sanitize_key(label_key).lower() == wanted:
-            return (not has_value) or label_value == value.strip()
-    return False
-
-
-def rate_card(files: list[LandingFile], config: dict) -> RateCard:
-    """Prices from `node_prices:` in kubeledger.yml, then from rate-card CSVs (SPEC silent
-    on the order between the two sources; README lists the CSV as the alternative to the
-    YAML, so the YAML entries come first in list order)."""
-    card = RateCard()
-    position = 0
-    for entry in config.get("node_prices") or []:
-        if "node" in entry and entry.get("node") is not None:
-            selector_type, selector = "node", str(entry["node"])
-        else:
-            selector_type, selector = "label", str(entry.get("label"))
-        effective = entry.get("effective_from") or dt.date(1970, 1, 1)
-        if isinstance(effective, str):
-            effective = dt.date.fromisoformat(effective[:10])
-        card.prices.append(
-            RatePrice(
-                str(entry["cluster"]), "node", selector_type, selector,
-                float(entry["hourly_price"]), "hour", effective, position,
-            )
-        )
-        position += 1
-    columns = ["cluster_id", "resource", "selector_type", "selector", "price", "unit",
-               "effective_from"]
-    for file in sorted(files, key=lambda f: f.relative):
-        for row in read_table(file, columns).itertuples(index=False):
-            effective = parse_timestamp(row.effective_from)
-            card.prices.append(
-                RatePrice(
-                    row.cluster_id, (row.resource or "node").strip(),
-                    (row.selector_type or "node").strip(), (row.selector or "").strip(),
-                    float(row.price), (row.unit or "hour").strip(),
-                    effective.date() if effective else dt.date(1970, 1, 1), position,
-                )
-            )
-            position += 1
-    return card
