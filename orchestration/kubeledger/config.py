@@ -306,9 +306,7 @@ def _ownership(raw: Any, tables: dict[str, list[dict]]) -> None:
         )
         if not any(owner.values()):
             raise ConfigError(f"{key}: give at least one of team, cost_center, application")
-        effective_from = _date(
-            mapping.get("effective_from", "1970-01-01"), f"{key}.effective_from"
-        )
+        effective_from = _date(mapping.get("effective_from", "1970-01-01"), f"{key}.effective_from")
         for j, (selector_key, operator, values) in enumerate(requirements):
             tables["selector_mappings"].append(
                 {

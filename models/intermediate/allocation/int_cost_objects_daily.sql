@@ -3,10 +3,11 @@
 -- One row per cluster, day, cost object and platform status: a pod (its compute cost and its
 -- share of the volumes it mounted; a platform row for its platform hours and a user row for
 -- the rest, see int_pod_costs_daily), a volume no pod mounted that day (to its claim's
--- namespace), or a load balancer (to its Service's namespace). This is every dollar of a cluster-day that Kubernetes
--- claims; node idle, platform nodes, fees and unallocated resources are added in
--- int_cluster_costs_daily. Used cost is direct cost; the rest of a pod's cost is its
--- workload idle (SPEC §5). Platform: a platform namespace, or a pod-hour on a platform node.
+-- namespace), or a load balancer (to its Service's namespace). This is every dollar of a
+-- cluster-day that Kubernetes claims; node idle, platform nodes, fees and unallocated
+-- resources are added in int_cluster_costs_daily. Used cost is direct cost; the rest of a
+-- pod's cost is its workload idle (SPEC §5). Platform: a platform namespace, or a pod-hour on
+-- a platform node.
 with
 
 pods as (
