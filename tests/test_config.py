@@ -130,7 +130,8 @@ def test_selectors_become_requirements_with_the_key_as_written(selector, require
 
 
 @pytest.mark.parametrize(
-    "selector", ["!app in (x)", "app in (x", "app in x", "app ~ x", "", "app in (x),", "a b"]
+    "selector",
+    ["!app in (x)", "app in (x", "app in x", "app ~ x", "", "app in (x),", "a b", "appin (x)"],
 )
 def test_unreadable_selectors_name_the_key(selector):
     with pytest.raises(ConfigError, match=r"ownership.selector_mappings\[0\].selector"):

@@ -39,9 +39,9 @@ PRESETS = (
 # One requirement of a Kubernetes label selector: `key in (a, b)`, `key notin (a)`,
 # `key = a` / `key == a`, `key != a`, `key` (exists) or `!key` (does not exist).
 REQUIREMENT_RE = re.compile(
-    r"^\s*(?P<negated>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
-    r"(?:(?P<op>in|notin|not in)\s*\((?P<values>[^()]*)\)|(?P<eq>==?|!=)\s*(?P<value>[^\s,()!=]+))?"
-    r"\s*$"
+    r"^\s*(?P<negated>!)?\s*(?P<key>[A-Za-z0-9_./-]+)"
+    r"(?:\s+(?P<op>in|notin|not in)\s*\((?P<values>[^()]*)\)"
+    r"|\s*(?P<eq>==?|!=)\s*(?P<value>[^\s,()!=]+))?\s*$"
 )
 
 DEFAULT_SETTINGS: dict[str, Any] = {
