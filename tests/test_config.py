@@ -73,7 +73,7 @@ def test_valid_file_becomes_tables():
     assert config.tables["clusters"][0]["has_billing_link"] is True
     assert config.tables["clusters"][1]["has_billing_link"] is False
     mapping = config.tables["selector_mappings"][0]
-    assert (mapping["label_key"], mapping["operator"], mapping["label_values"]) == (
+    assert (mapping["selector_key"], mapping["operator"], mapping["label_values"]) == (
         "app",
         "in",
         "cart|checkout",
@@ -92,6 +92,50 @@ def test_config_tables_are_written(tmp_path):
     assert con.execute("select currency from config.settings").fetchone()[0] == "EUR"
     write_config_tables(con, parse_config({}))
     assert con.execute("select count(*) from config.clusters").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("selector", "requirements"),
+    [
+        (
+            "app.kubernetes.io/name in (cart, checkout)",
+            [("app.kubernetes.io/name", "in", "cart|checkout")],
+        ),
+        ("name notin (x)", [("name", "notin", "x")]),
+        ("name not in (x, y)", [("name", "notin", "x|y")]),
+        ("squad=blue", [("squad", "in", "blue")]),
+        ("squad == blue", [("squad", "in", "blue")]),
+        ("tier != batch", [("tier", "notin", "batch")]),
+        ("example.com/team", [("example.com/team", "exists", "")]),
+        ("!legacy", [("legacy", "not_exists", "")]),
+        (
+            "app in (cart, checkout), tier != batch, !legacy",
+            [
+                ("app", "in", "cart|checkout"),
+                ("tier", "notin", "batch"),
+                ("legacy", "not_exists", ""),
+            ],
+        ),
+    ],
+)
+def test_selectors_become_requirements_with_the_key_as_written(selector, requirements):
+    """Keys are kept as written: dbt normalizes them like pod label keys (aliases included)."""
+    config = parse_config(
+        {"ownership": {"selector_mappings": [{"selector": selector, "team": "t", "cluster": "c"}]}}
+    )
+    rows = config.tables["selector_mappings"]
+    assert [(r["selector_key"], r["operator"], r["label_values"]) for r in rows] == requirements
+    assert [r["requirement_position"] for r in rows] == list(range(1, len(requirements) + 1))
+    assert {(r["list_position"], r["team"], r["cluster_id"]) for r in rows} == {(1, "t", "c")}
+
+
+@pytest.mark.parametrize(
+    "selector",
+    ["!app in (x)", "app in (x", "app in x", "app ~ x", "", "app in (x),", "a b", "appin (x)"],
+)
+def test_unreadable_selectors_name_the_key(selector):
+    with pytest.raises(ConfigError, match=r"ownership.selector_mappings\[0\].selector"):
+        parse_config({"ownership": {"selector_mappings": [{"selector": selector, "team": "t"}]}})
 
 
 @pytest.mark.parametrize(

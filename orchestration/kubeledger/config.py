@@ -36,9 +36,12 @@ PRESETS = (
     "user_projects_proportional",
     "user_projects_even",
 )
-SELECTOR_RE = re.compile(
-    r"^\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
-    r"(?:(?P<op>in|notin|not in)\s*\((?P<values>[^)]*)\)|(?P<eq>==?|!=)\s*(?P<value>\S+))?\s*$"
+# One requirement of a Kubernetes label selector: `key in (a, b)`, `key notin (a)`,
+# `key = a` / `key == a`, `key != a`, `key` (exists) or `!key` (does not exist).
+REQUIREMENT_RE = re.compile(
+    r"^\s*(?P<negated>!)?\s*(?P<key>[A-Za-z0-9_./-]+)"
+    r"(?:\s+(?P<op>in|notin|not in)\s*\((?P<values>[^()]*)\)"
+    r"|\s*(?P<eq>==?|!=)\s*(?P<value>[^\s,()!=]+))?\s*$"
 )
 
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -72,20 +75,6 @@ def normalize_tag_key(key: str) -> str:
         if key.startswith(prefix):
             key = key[len(prefix) :]
     return re.sub(r"[^a-z0-9]", "_", key)
-
-
-def normalize_label_key(key: str) -> str:
-    """A label key as SPEC §6 normalizes it (before aliases)."""
-    key = key.strip()
-    if key.startswith("label_"):
-        key = key[len("label_") :]
-    key = key.lower()
-    if "/" in key:
-        key = key.rsplit("/", 1)[1]
-    for prefix in ("app_kubernetes_io_", "kubernetes_io_", "k8s_io_"):
-        if key.startswith(prefix):
-            key = key[len(prefix) :]
-    return re.sub(r"[-. ]", "_", key)
 
 
 @dataclass
@@ -254,23 +243,48 @@ def _node_prices(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None
         )
 
 
-def _selector(text: str, key: str) -> tuple[str, str, str]:
-    match = SELECTOR_RE.match(text or "")
-    if not match:
-        raise ConfigError(
-            f"{key}: cannot read selector {text!r} (use `key in (a, b)`, `key notin (a)`, "
-            "`key=value`, `key!=value` or `key`)"
-        )
-    label_key = normalize_label_key(match["key"])
-    if match["op"]:
-        values = [v.strip() for v in match["values"].split(",") if v.strip()]
-        if not values:
-            raise ConfigError(f"{key}: selector {text!r} lists no values")
-        operator = "in" if match["op"] == "in" else "notin"
-        return label_key, operator, "|".join(values)
-    if match["eq"]:
-        return label_key, "in" if match["eq"] != "!=" else "notin", match["value"]
-    return label_key, "exists", ""
+def _split_requirements(text: str) -> list[str]:
+    """The comma-separated requirements of a selector; commas inside `( )` list values."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [*parts, current]
+
+
+def _selector(text: Any, key: str) -> list[tuple[str, str, str]]:
+    """A label selector as (raw key, operator, pipe-joined values) requirements, all of which
+    must hold (Kubernetes semantics). The key is kept as written: dbt normalizes it with the
+    rule pod label keys go through (`label_key_mapping`), aliases and DNS prefixes included.
+    Operators: in, notin (also a pod without the key), exists, not_exists."""
+    hint = (
+        "use `key in (a, b)`, `key notin (a)`, `key=value`, `key!=value`, `key` or `!key`, "
+        "requirements joined by commas"
+    )
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"{key}: cannot read selector {text!r} ({hint})")
+    requirements = []
+    for part in _split_requirements(text):
+        match = REQUIREMENT_RE.match(part)
+        if not match or (match["negated"] and (match["op"] or match["eq"])):
+            raise ConfigError(f"{key}: cannot read selector {text!r} ({hint})")
+        raw_key = match["key"]
+        if match["op"]:
+            values = [v.strip() for v in match["values"].split(",") if v.strip()]
+            if not values:
+                raise ConfigError(f"{key}: selector {text!r} lists no values")
+            operator = "in" if match["op"] == "in" else "notin"
+            requirements.append((raw_key, operator, "|".join(values)))
+        elif match["eq"]:
+            operator = "notin" if match["eq"] == "!=" else "in"
+            requirements.append((raw_key, operator, match["value"]))
+        else:
+            requirements.append((raw_key, "not_exists" if match["negated"] else "exists", ""))
+    return requirements
 
 
 def _ownership(raw: Any, tables: dict[str, list[dict]]) -> None:
@@ -285,26 +299,27 @@ def _ownership(raw: Any, tables: dict[str, list[dict]]) -> None:
             {"selector", "cluster", "team", "cost_center", "application", "effective_from"},
             f"{key}.",
         )
-        label_key, operator, values = _selector(mapping.get("selector"), f"{key}.selector")
+        requirements = _selector(mapping.get("selector"), f"{key}.selector")
         owner = _owner_fields(
             {k: mapping.get(k) for k in ("team", "cost_center", "application") if k in mapping},
             key,
         )
         if not any(owner.values()):
             raise ConfigError(f"{key}: give at least one of team, cost_center, application")
-        tables["selector_mappings"].append(
-            {
-                "list_position": i + 1,
-                "cluster_id": mapping.get("cluster"),
-                "label_key": label_key,
-                "operator": operator,
-                "label_values": values,
-                **owner,
-                "effective_from": _date(
-                    mapping.get("effective_from", "1970-01-01"), f"{key}.effective_from"
-                ),
-            }
-        )
+        effective_from = _date(mapping.get("effective_from", "1970-01-01"), f"{key}.effective_from")
+        for j, (selector_key, operator, values) in enumerate(requirements):
+            tables["selector_mappings"].append(
+                {
+                    "list_position": i + 1,
+                    "requirement_position": j + 1,
+                    "cluster_id": mapping.get("cluster"),
+                    "selector_key": selector_key,
+                    "operator": operator,
+                    "label_values": values,
+                    **owner,
+                    "effective_from": effective_from,
+                }
+            )
     mappings = _expect(raw.get("namespace_mappings") or [], list, "ownership.namespace_mappings")
     for i, mapping in enumerate(mappings):
         key = f"ownership.namespace_mappings[{i}]"
@@ -524,8 +539,8 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
         _expect(canonical, str, f"labels.aliases.{alias}")
         tables["label_aliases"].append(
             {
-                "alias_key": normalize_label_key(str(alias)),
-                "canonical_key": normalize_label_key(canonical),
+                "alias_key": str(alias),
+                "canonical_key": canonical,
             }
         )
 
@@ -641,8 +656,9 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
     "platform_namespaces": {"namespace_pattern": "varchar", "match_type": "varchar"},
     "selector_mappings": {
         "list_position": "integer",
+        "requirement_position": "integer",
         "cluster_id": "varchar",
-        "label_key": "varchar",
+        "selector_key": "varchar",
         "operator": "varchar",
         "label_values": "varchar",
         "team": "varchar",

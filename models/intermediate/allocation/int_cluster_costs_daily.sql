@@ -74,10 +74,11 @@ object_totals as (
     select
         cluster_id,
         usage_date,
-        sum(case when not is_platform then used_cost else 0 end) as direct_cost,
-        sum(case when not is_platform then workload_idle_cost else 0 end)
+        {{ exact_sum('case when not is_platform then used_cost else 0 end') }} as direct_cost,
+        {{ exact_sum('case when not is_platform then workload_idle_cost else 0 end') }}
             as workload_idle_cost,
-        sum(case when is_platform then total_cost else 0 end) as platform_object_cost
+        {{ exact_sum('case when is_platform then total_cost else 0 end') }}
+            as platform_object_cost
     from objects
     group by cluster_id, usage_date
 ),
@@ -86,9 +87,9 @@ node_hour_totals as (
     select
         cluster_id,
         usage_date,
-        sum(case when is_platform_node then unclaimed_cost else 0 end)
+        {{ exact_sum('case when is_platform_node then unclaimed_cost else 0 end') }}
             as platform_node_unclaimed_cost,
-        sum(case when not is_platform_node then unclaimed_cost else 0 end)
+        {{ exact_sum('case when not is_platform_node then unclaimed_cost else 0 end') }}
             as infrastructure_idle_cost,
         sum(case when is_overcommitted then 1 else 0 end) as overcommitted_node_hours
     from node_hours
@@ -115,9 +116,11 @@ other_pricing as (
     select
         cluster_id,
         usage_date,
-        sum(case when pricing_basis in ('estimate', 'unpriced') then priced_cost else 0 end)
-            as estimated_cost,
-        sum(case when pricing_basis = 'rate_card' then priced_cost else 0 end) as rate_card_cost
+        {{ exact_sum(
+            "case when pricing_basis in ('estimate', 'unpriced') then priced_cost else 0 end"
+        ) }} as estimated_cost,
+        {{ exact_sum("case when pricing_basis = 'rate_card' then priced_cost else 0 end") }}
+            as rate_card_cost
     from (
         select
             cluster_id,
@@ -147,7 +150,7 @@ unattributed_storage as (
     select
         cluster_id,
         usage_date,
-        sum(volume_cost) as unattributed_storage_cost
+        {{ exact_sum('volume_cost') }} as unattributed_storage_cost
     from volume_costs
     where is_unattributed
     group by cluster_id, usage_date
@@ -157,7 +160,7 @@ unallocated_totals as (
     select
         cluster_id,
         usage_date,
-        sum(unallocated_cost) as unallocated_cost
+        {{ exact_sum('unallocated_cost') }} as unallocated_cost
     from unallocated
     group by cluster_id, usage_date
 ),

@@ -1,11 +1,13 @@
 {{ config(**incremental_by_day('usage_date')) }}
 
--- One row per cluster, day and cost object: a pod (its compute cost and its share of the
--- volumes it mounted), a volume no pod mounted that day (to its claim's namespace), or a load
--- balancer (to its Service's namespace). This is every dollar of a cluster-day that Kubernetes
--- claims; node idle, platform nodes, fees and unallocated resources are added in
--- int_cluster_costs_daily. Used cost is direct cost; the rest of a pod's cost is its
--- workload idle (SPEC §5). Platform: a platform namespace, or a pod on a platform node.
+-- One row per cluster, day, cost object and platform status: a pod (its compute cost and its
+-- share of the volumes it mounted; a platform row for its platform hours and a user row for
+-- the rest, see int_pod_costs_daily), a volume no pod mounted that day (to its claim's
+-- namespace), or a load balancer (to its Service's namespace). This is every dollar of a
+-- cluster-day that Kubernetes claims; node idle, platform nodes, fees and unallocated
+-- resources are added in int_cluster_costs_daily. Used cost is direct cost; the rest of a
+-- pod's cost is its workload idle (SPEC §5). Platform: a platform namespace, or a pod-hour on
+-- a platform node.
 with
 
 pods as (
@@ -69,7 +71,7 @@ namespace_volumes as (
         volume_splits.usage_date,
         volume_splits.namespace,
         volume_splits.pv_name,
-        sum(volume_splits.storage_cost) as storage_cost
+        {{ exact_sum('volume_splits.storage_cost') }} as storage_cost
     from volume_splits
     left join pods
         on

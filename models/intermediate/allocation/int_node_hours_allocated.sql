@@ -38,8 +38,8 @@ claimed as (
         cluster_id,
         node,
         interval_start,
-        sum(cpu_cost) as claimed_cpu_cost,
-        sum(memory_cost) as claimed_memory_cost,
+        {{ exact_sum('cpu_cost') }} as claimed_cpu_cost,
+        {{ exact_sum('memory_cost') }} as claimed_memory_cost,
         max(case when is_cpu_overcommitted or is_memory_overcommitted then 1 else 0 end) = 1
             as is_overcommitted
     from pod_hours

@@ -1,8 +1,11 @@
 {{ config(**incremental_by_day('usage_date')) }}
 
--- One row per cluster, day, namespace and pod: the pod's compute cost over the hours it ran
--- that day (SPEC §5), its share of the volumes it mounted, and the usage behind them. A pod is
--- platform when its namespace is a platform namespace or it ran on a platform node.
+-- One row per cluster, day, namespace, pod and platform status: the pod's compute cost over
+-- the hours it ran that day (SPEC §5), its share of the volumes it mounted, and the usage
+-- behind them. Platform is decided per pod-hour (a platform namespace, or a control-plane /
+-- infra node), so a pod that spent some hours on an infra node has a platform row for those
+-- hours and a user row for the rest; its storage is split between the two by their hours.
+-- Costs are summed exactly (`exact_sum`), so they do not depend on the order rows are added.
 with
 
 pod_hours as (
@@ -23,8 +26,7 @@ pod_hours as (
         memory_used_cost,
         is_cpu_overcommitted,
         is_memory_overcommitted,
-        is_on_platform_node,
-        is_platform_namespace
+        is_platform
     from {{ ref('int_pod_hours_allocated') }}
     where {{ day_range_filter('usage_date') }}
 ),
@@ -35,23 +37,24 @@ pod_storage as (
         usage_date,
         namespace,
         pod,
-        sum(storage_cost) as storage_cost
+        {{ exact_sum('storage_cost') }} as storage_cost
     from {{ ref('int_volume_costs_split_daily') }}
     where pod is not null and {{ day_range_filter('usage_date') }}
     group by cluster_id, usage_date, namespace, pod
 ),
 
--- A pod's node for the day is the node of its last hour (ties: the first node by name),
--- found with grouped aggregates rather than a window sorting every pod-hour.
+-- A row's node is the node of its last hour (ties: the first node by name), found with
+-- grouped aggregates rather than a window sorting every pod-hour.
 pod_last_hours as (
     select
         cluster_id,
         usage_date,
         namespace,
         pod,
+        is_platform,
         max(interval_start) as interval_start
     from pod_hours
-    group by cluster_id, usage_date, namespace, pod
+    group by cluster_id, usage_date, namespace, pod, is_platform
 ),
 
 last_hour as (
@@ -60,6 +63,7 @@ last_hour as (
         pod_hours.usage_date,
         pod_hours.namespace,
         pod_hours.pod,
+        pod_hours.is_platform,
         min(pod_hours.node) as node
     from pod_hours
     inner join pod_last_hours
@@ -68,8 +72,14 @@ last_hour as (
             and pod_hours.usage_date = pod_last_hours.usage_date
             and pod_hours.namespace = pod_last_hours.namespace
             and pod_hours.pod = pod_last_hours.pod
+            and pod_hours.is_platform = pod_last_hours.is_platform
             and pod_hours.interval_start = pod_last_hours.interval_start
-    group by pod_hours.cluster_id, pod_hours.usage_date, pod_hours.namespace, pod_hours.pod
+    group by
+        pod_hours.cluster_id,
+        pod_hours.usage_date,
+        pod_hours.namespace,
+        pod_hours.pod,
+        pod_hours.is_platform
 ),
 
 daily as (
@@ -78,55 +88,77 @@ daily as (
         usage_date,
         namespace,
         pod,
+        is_platform,
         count(*) as pod_hours,
         sum(cpu_usage_core_seconds) as cpu_usage_core_seconds,
         sum(cpu_request_core_seconds) as cpu_request_core_seconds,
         sum(memory_usage_byte_seconds) as memory_usage_byte_seconds,
         sum(memory_request_byte_seconds) as memory_request_byte_seconds,
-        sum(cpu_cost) as cpu_cost,
-        sum(cpu_used_cost) as cpu_used_cost,
-        sum(memory_cost) as memory_cost,
-        sum(memory_used_cost) as memory_used_cost,
+        {{ exact_sum('cpu_cost') }} as cpu_cost,
+        {{ exact_sum('cpu_used_cost') }} as cpu_used_cost,
+        {{ exact_sum('memory_cost') }} as memory_cost,
+        {{ exact_sum('memory_used_cost') }} as memory_used_cost,
         sum(case when is_cpu_overcommitted or is_memory_overcommitted then 1 else 0 end)
-            as overcommitted_hours,
-        max(case when is_on_platform_node or is_platform_namespace then 1 else 0 end) = 1
-            as is_platform
+            as overcommitted_hours
     from pod_hours
-    group by cluster_id, usage_date, namespace, pod
+    group by cluster_id, usage_date, namespace, pod, is_platform
+),
+
+with_day_hours as (
+    select
+        *,
+        sum(pod_hours) over (partition by cluster_id, usage_date, namespace, pod)
+            as pod_day_hours,
+        sum(case when is_platform then pod_hours else 0 end)
+            over (partition by cluster_id, usage_date, namespace, pod) as platform_hours
+    from daily
 ),
 
 final as (
     select
-        daily.cluster_id,
-        daily.usage_date,
-        daily.namespace,
-        daily.pod,
+        with_day_hours.cluster_id,
+        with_day_hours.usage_date,
+        with_day_hours.namespace,
+        with_day_hours.pod,
+        with_day_hours.is_platform,
         last_hour.node,
-        daily.pod_hours,
-        daily.cpu_usage_core_seconds,
-        daily.cpu_request_core_seconds,
-        daily.memory_usage_byte_seconds,
-        daily.memory_request_byte_seconds,
-        daily.cpu_cost,
-        daily.cpu_used_cost,
-        daily.memory_cost,
-        daily.memory_used_cost,
-        coalesce(pod_storage.storage_cost, 0) as storage_cost,
-        daily.overcommitted_hours,
-        daily.is_platform
-    from daily
+        with_day_hours.pod_hours,
+        with_day_hours.cpu_usage_core_seconds,
+        with_day_hours.cpu_request_core_seconds,
+        with_day_hours.memory_usage_byte_seconds,
+        with_day_hours.memory_request_byte_seconds,
+        with_day_hours.cpu_cost,
+        with_day_hours.cpu_used_cost,
+        with_day_hours.memory_cost,
+        with_day_hours.memory_used_cost,
+        -- the platform row takes storage × platform hours / hours, the user row the rest
+        case
+            when with_day_hours.pod_hours = with_day_hours.pod_day_hours
+                then coalesce(pod_storage.storage_cost, 0)
+            when with_day_hours.is_platform
+                then
+                    coalesce(pod_storage.storage_cost, 0)
+                    * with_day_hours.platform_hours / with_day_hours.pod_day_hours
+            else
+                coalesce(pod_storage.storage_cost, 0)
+                - coalesce(pod_storage.storage_cost, 0)
+                * with_day_hours.platform_hours / with_day_hours.pod_day_hours
+        end as storage_cost,
+        with_day_hours.overcommitted_hours
+    from with_day_hours
     inner join last_hour
         on
-            daily.cluster_id = last_hour.cluster_id
-            and daily.usage_date = last_hour.usage_date
-            and daily.namespace = last_hour.namespace
-            and daily.pod = last_hour.pod
+            with_day_hours.cluster_id = last_hour.cluster_id
+            and with_day_hours.usage_date = last_hour.usage_date
+            and with_day_hours.namespace = last_hour.namespace
+            and with_day_hours.pod = last_hour.pod
+            and with_day_hours.is_platform = last_hour.is_platform
     left join pod_storage
         on
-            daily.cluster_id = pod_storage.cluster_id
-            and daily.usage_date = pod_storage.usage_date
-            and daily.namespace = pod_storage.namespace
-            and daily.pod = pod_storage.pod
+            with_day_hours.cluster_id = pod_storage.cluster_id
+            and with_day_hours.usage_date = pod_storage.usage_date
+            and with_day_hours.namespace = pod_storage.namespace
+            and with_day_hours.pod = pod_storage.pod
 )
 
 select * from final

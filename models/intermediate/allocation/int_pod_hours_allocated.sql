@@ -5,7 +5,8 @@
 -- the configured weights. A pod's claim on a resource = max(request, usage) / capacity; when
 -- the claims on a node-hour sum past 1 each is scaled by s = 1 / Σ claims, so a node-hour never
 -- hands out more than its cost. Used cost = part cost × min(usage / capacity, claim × s); the
--- rest of the pod's cost is its workload idle.
+-- rest of the pod's cost is its workload idle. Platform is decided per pod-hour: the hour of a
+-- pod in a platform namespace, or on a control-plane / master / infra node, is platform.
 with
 
 pod_usage as (
@@ -63,8 +64,9 @@ claims as (
 scaled as (
     select
         *,
-        sum(cpu_claim) over (partition by cluster_id, node, interval_start) as cpu_claims_total,
-        sum(memory_claim) over (partition by cluster_id, node, interval_start)
+        {{ exact_sum('cpu_claim', over='partition by cluster_id, node, interval_start') }}
+            as cpu_claims_total,
+        {{ exact_sum('memory_claim', over='partition by cluster_id, node, interval_start') }}
             as memory_claims_total
     from claims
 ),
@@ -109,7 +111,9 @@ final as (
         factors.cpu_claims_total > 1 as is_cpu_overcommitted,
         factors.memory_claims_total > 1 as is_memory_overcommitted,
         coalesce(node_hours.is_platform_node, false) as is_on_platform_node,
-        coalesce(namespace_classes.is_platform_namespace, false) as is_platform_namespace
+        coalesce(namespace_classes.is_platform_namespace, false) as is_platform_namespace,
+        coalesce(node_hours.is_platform_node, false)
+        or coalesce(namespace_classes.is_platform_namespace, false) as is_platform
     from factors
     left join node_hours
         on

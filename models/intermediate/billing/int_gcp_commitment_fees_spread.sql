@@ -54,14 +54,11 @@ shares as (
         covered_lines.billing_account_id,
         covered_lines.charge_date,
         fees_per_day.commitment_fee_cost,
-        cast(
-            round(
-                cast(fees_per_day.commitment_fee_cost as double)
-                * cast(covered_lines.cud_credit_amount as double)
-                / cast(covered_per_day.cud_credit_amount as double),
-                10
-            ) as decimal(38, 10)
-        ) as rounded_share,
+        -- in decimal, so a share never depends on a double's last bit (SPEC §1.3)
+        {{ decimal_divide(
+            'fees_per_day.commitment_fee_cost * covered_lines.cud_credit_amount',
+            'covered_per_day.cud_credit_amount'
+        ) }} as rounded_share,
         -- The rounding remainder goes to the line with the largest credit (ties: smallest ID).
         row_number() over (
             partition by covered_lines.billing_account_id, covered_lines.charge_date

@@ -103,10 +103,10 @@ final as (
         node,
         cost_family,
         pool,
-        sum(pool_cost) as pool_cost
+        {{ exact_sum('pool_cost') }} as pool_cost
     from pooled
     group by cluster_id, usage_date, node, cost_family, pool
-    having sum(pool_cost) != 0
+    having {{ exact_sum('pool_cost') }} != 0
 )
 
 select * from final

@@ -129,13 +129,18 @@ final as (
         cost_center,
         application,
         owner_status,
-        sum(case when not is_platform then used_cost else 0 end) as direct_cost,
-        sum(case when not is_platform then idle_cost else 0 end) as workload_idle_cost,
-        sum(case when is_platform then used_cost + idle_cost else 0 end) as platform_usage_cost,
-        sum(case when not is_platform then cpu_cost else 0 end) as basis_cpu_cost,
-        sum(case when not is_platform then memory_cost else 0 end) as basis_memory_cost,
-        sum(case when not is_platform then storage_cost else 0 end) as basis_storage_cost,
-        sum(case when not is_platform then network_cost else 0 end) as basis_network_cost
+        {{ exact_sum('case when not is_platform then used_cost else 0 end') }} as direct_cost,
+        {{ exact_sum('case when not is_platform then idle_cost else 0 end') }}
+            as workload_idle_cost,
+        {{ exact_sum('case when is_platform then used_cost + idle_cost else 0 end') }}
+            as platform_usage_cost,
+        {{ exact_sum('case when not is_platform then cpu_cost else 0 end') }} as basis_cpu_cost,
+        {{ exact_sum('case when not is_platform then memory_cost else 0 end') }}
+            as basis_memory_cost,
+        {{ exact_sum('case when not is_platform then storage_cost else 0 end') }}
+            as basis_storage_cost,
+        {{ exact_sum('case when not is_platform then network_cost else 0 end') }}
+            as basis_network_cost
     from by_family
     group by
         cluster_id, usage_date, node, cost_family, team, cost_center, application, owner_status

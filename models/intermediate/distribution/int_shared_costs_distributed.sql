@@ -169,11 +169,11 @@ receiver_scopes as (
             application,
             owner_status,
             is_platform_receiver,
-            sum(direct_cost) as direct_cost,
-            sum(basis_cpu_cost) as basis_cpu_cost,
-            sum(basis_memory_cost) as basis_memory_cost,
-            sum(basis_storage_cost) as basis_storage_cost,
-            sum(basis_network_cost) as basis_network_cost
+            {{ exact_sum('direct_cost') }} as direct_cost,
+            {{ exact_sum('basis_cpu_cost') }} as basis_cpu_cost,
+            {{ exact_sum('basis_memory_cost') }} as basis_memory_cost,
+            {{ exact_sum('basis_storage_cost') }} as basis_storage_cost,
+            {{ exact_sum('basis_network_cost') }} as basis_network_cost
         from receivers
         group by
             {{ keys | join(', ') }},
@@ -231,7 +231,7 @@ weight_totals as (
         node,
         cost_family,
         pool,
-        sum(weight) as total_weight
+        {{ exact_sum('weight') }} as total_weight
     from weighted
     where weight > 0
     group by cluster_id, usage_date, node, cost_family, pool
@@ -393,7 +393,7 @@ final as (
         cost_center,
         application,
         owner_status,
-        sum(share_cost) as share_cost
+        {{ exact_sum('share_cost') }} as share_cost
     from shares
     group by cluster_id, usage_date, cost_family, pool, team, cost_center, application, owner_status
 )

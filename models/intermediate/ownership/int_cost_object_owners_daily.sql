@@ -6,10 +6,12 @@
 -- order); 3 a namespace mapping, 4 the namespace's own labels by the same keys; 5 the cluster
 -- default; else none (unowned). Generated-looking label values never become owners. Volumes
 -- and load balancers without a pod start at rule 3. `<dimension>_source` says which rule won.
+-- A pod that was platform for some hours has two cost rows (int_cost_objects_daily) and one
+-- owner row.
 with
 
 objects as (
-    select
+    select distinct
         cluster_id,
         usage_date,
         namespace,
@@ -50,7 +52,7 @@ owner_keys as (
     from {{ ref('owner_label_keys') }}
 ),
 
-selector_mappings as (
+selector_requirements as (
     select
         list_position,
         cluster_id,
@@ -61,7 +63,7 @@ selector_mappings as (
         cost_center,
         application,
         effective_from
-    from {{ ref('stg_config__selector_mappings') }}
+    from {{ ref('int_selector_requirements_normalized') }}
 ),
 
 namespace_mappings as (
@@ -97,51 +99,79 @@ pod_objects as (
     where object_kind = 'pod'
 ),
 
--- 1: label selector mappings, in list order
-matched_selectors as (
+-- 1: label selector mappings, in list order, with Kubernetes selector semantics: every
+-- requirement of a mapping must hold; `notin` (and `!=`) and `!key` also match a pod without
+-- the key. Keys are normalized like the pods' (int_selector_requirements_normalized).
+requirement_checks as (
     select
         pod_objects.cluster_id,
         pod_objects.usage_date,
         pod_objects.namespace,
         pod_objects.object_kind,
         pod_objects.object_name,
-        selector_mappings.list_position,
-        selector_mappings.team,
-        selector_mappings.cost_center,
-        selector_mappings.application
+        selector_requirements.list_position,
+        selector_requirements.team,
+        selector_requirements.cost_center,
+        selector_requirements.application,
+        case selector_requirements.operator
+            when 'exists' then pod_labels.label_value is not null
+            when 'not_exists' then pod_labels.label_value is null
+            when 'in'
+                then
+                    pod_labels.label_value is not null
+                    and instr(
+                        '|' || selector_requirements.label_values || '|',
+                        '|' || pod_labels.label_value || '|'
+                    ) > 0
+            when 'notin'
+                then
+                    pod_labels.label_value is null
+                    or instr(
+                        '|' || selector_requirements.label_values || '|',
+                        '|' || pod_labels.label_value || '|'
+                    ) = 0
+            else false
+        end as is_met
     from pod_objects
-    inner join selector_mappings
+    inner join selector_requirements
         on
             (
-                selector_mappings.cluster_id is null
-                or pod_objects.cluster_id = selector_mappings.cluster_id
+                selector_requirements.cluster_id is null
+                or pod_objects.cluster_id = selector_requirements.cluster_id
             )
-            and pod_objects.usage_date >= selector_mappings.effective_from
+            and pod_objects.usage_date >= selector_requirements.effective_from
     left join pod_labels
         on
             pod_objects.cluster_id = pod_labels.cluster_id
             and pod_objects.usage_date = pod_labels.usage_date
             and pod_objects.namespace = pod_labels.namespace
             and pod_objects.object_name = pod_labels.pod
-            and selector_mappings.label_key = pod_labels.label_key
-    where
-        (selector_mappings.operator = 'exists' and pod_labels.label_value is not null)
-        or (
-            selector_mappings.operator = 'in'
-            and instr(
-                '|' || selector_mappings.label_values || '|', '|' || pod_labels.label_value || '|'
-            ) > 0
-        )
-        or (
-            selector_mappings.operator = 'notin'
-            and (
-                pod_labels.label_value is null
-                or instr(
-                    '|' || selector_mappings.label_values || '|',
-                    '|' || pod_labels.label_value || '|'
-                ) = 0
-            )
-        )
+            and selector_requirements.label_key = pod_labels.label_key
+),
+
+matched_selectors as (
+    select
+        cluster_id,
+        usage_date,
+        namespace,
+        object_kind,
+        object_name,
+        list_position,
+        team,
+        cost_center,
+        application
+    from requirement_checks
+    group by
+        cluster_id,
+        usage_date,
+        namespace,
+        object_kind,
+        object_name,
+        list_position,
+        team,
+        cost_center,
+        application
+    having min(case when is_met then 1 else 0 end) = 1
 ),
 
 selector_candidates as (

@@ -52,7 +52,7 @@ node_days_summed as (
         cluster_id,
         node,
         usage_date,
-        sum(hour_fraction) as hours_run,
+        {{ exact_sum('hour_fraction') }} as hours_run,
         count(*) as hours_reported,
         max(capacity_cpu_cores) as capacity_cpu_cores,
         max(capacity_memory_bytes) as capacity_memory_bytes

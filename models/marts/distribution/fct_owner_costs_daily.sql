@@ -3,7 +3,8 @@
 -- share in its own column, so every total can be taken apart again. Rows with owner_status
 -- `separate` are pools shown as their own line; `unallocated` rows are resources nothing in
 -- Kubernetes claims (never distributed). Per cluster and day, total_cost sums to the ledger
--- cost of fct_cluster_costs_daily.
+-- cost of fct_cluster_costs_daily. Money is summed exactly (`exact_sum`): the bill estimates are
+-- sums of these figures, and must not depend on the order rows are added in (SPEC §1.3).
 with
 
 owner_costs as (
@@ -126,20 +127,17 @@ final as (
         coalesce(cost_center, 'unallocated') as cost_center,
         coalesce(application, 'unallocated') as application,
         owner_status,
-        sum(direct_cost) as direct_cost,
-        sum(workload_idle_cost) as workload_idle_cost,
+        {{ exact_sum('direct_cost') }} as direct_cost,
+        {{ exact_sum('workload_idle_cost') }} as workload_idle_cost,
         {% for pool in pools %}
-            sum({{ pool }}_share_cost) as {{ pool }}_share_cost,
+            {{ exact_sum(pool ~ '_share_cost') }} as {{ pool }}_share_cost,
         {% endfor %}
-        sum(unallocated_cost) as unallocated_cost,
-        sum(
-            direct_cost
-            + workload_idle_cost
-            {% for pool in pools %}
-                + {{ pool }}_share_cost
-            {% endfor %}
-            + unallocated_cost
-        ) as total_cost
+        {{ exact_sum('unallocated_cost') }} as unallocated_cost,
+        {% set row_total -%}
+            direct_cost + workload_idle_cost
+            {%- for pool in pools %} + {{ pool }}_share_cost{% endfor %} + unallocated_cost
+        {%- endset %}
+        {{ exact_sum(row_total) }} as total_cost
     from ledger_rows
     group by
         cluster_id,

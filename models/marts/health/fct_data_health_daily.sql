@@ -41,6 +41,8 @@ pod_costs as (
     select
         cluster_id,
         usage_date,
+        namespace,
+        pod,
         workload_source
     from {{ ref('fct_pod_costs_daily') }}
 ),
@@ -202,7 +204,8 @@ pod_name_fallbacks as (
     select
         cluster_id,
         usage_date,
-        count(*) as pod_name_fallback_pods
+        -- a pod with platform and user hours has two rows
+        count(distinct {{ dbt.concat(['namespace', "'/'", 'pod']) }}) as pod_name_fallback_pods
     from pod_costs
     where workload_source = 'pod_name_fallback'
     group by cluster_id, usage_date

@@ -1,5 +1,7 @@
 -- One row per label-key alias (SPEC §6): the shipped defaults (seed label_key_aliases:
 -- `name` → `app`, `part_of` → `application`), overridden and extended by `labels.aliases`.
+-- Configured keys are spelled as label keys are (`normalize_label_key`: `Squad`,
+-- `example.com/squad` → `squad`), so an alias matches a normalized pod or selector key.
 with
 
 default_aliases as (
@@ -11,8 +13,8 @@ default_aliases as (
 
 configured_aliases as (
     select
-        alias_key,
-        canonical_key
+        {{ normalize_label_key('alias_key') }} as alias_key,
+        {{ normalize_label_key('canonical_key') }} as canonical_key
     from {{ source('config', 'label_aliases') }}
 ),
 

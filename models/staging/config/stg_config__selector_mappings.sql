@@ -1,12 +1,16 @@
--- One row per label selector mapping (SPEC §6 rule 1), in the order listed; `label_values`
--- is pipe-joined (`cart|checkout`).
+-- One row per requirement of a label selector mapping (SPEC §6 rule 1), mappings in the order
+-- listed: `app.kubernetes.io/name in (cart), tier != batch` is two requirements of one
+-- mapping, both of which must hold. `selector_key` is the key as written; it is normalized
+-- (aliases and DNS prefixes included) by the same rule as pod label keys, in
+-- int_selector_requirements_normalized. `label_values` is pipe-joined (`cart|checkout`).
 with
 
 source as (
     select
         list_position,
+        requirement_position,
         cluster_id,
-        label_key,
+        selector_key,
         operator,
         label_values,
         team,
@@ -19,8 +23,9 @@ source as (
 final as (
     select
         cast(list_position as integer) as list_position,
+        cast(requirement_position as integer) as requirement_position,
         cast(cluster_id as {{ dbt.type_string() }}) as cluster_id,
-        cast(label_key as {{ dbt.type_string() }}) as label_key,
+        cast(selector_key as {{ dbt.type_string() }}) as selector_key,
         lower(cast(operator as {{ dbt.type_string() }})) as operator,  -- noqa: RF04
         cast(label_values as {{ dbt.type_string() }}) as label_values,
         cast(team as {{ dbt.type_string() }}) as team,

@@ -178,7 +178,7 @@ MARTS: tuple[MartExport, ...] = (
             ("overcommitted_hours", "INTEGER"),
             ("labels", "JSON"),
         ),
-        key=("cluster_id", "usage_date", "namespace", "pod"),
+        key=("cluster_id", "usage_date", "namespace", "pod", "is_platform"),
     ),
     MartExport(
         "fct_cluster_costs_daily",
