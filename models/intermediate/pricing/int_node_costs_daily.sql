@@ -39,11 +39,12 @@ scoped_lines as (
     where scope_status = 'matched' and resource_type = 'instance' and cost_family = 'compute'
 ),
 
-billed_through as (
+cluster_days_billed as (
     select
         cluster_id,
-        billed_through_date
-    from {{ ref('int_billing_accounts_billed_through') }}
+        usage_date,
+        is_billed
+    from {{ ref('int_cluster_days_billed') }}
 ),
 
 rate_card_prices as (
@@ -166,16 +167,17 @@ observed_rates as (
 unbilled_node_days as (
     select
         node_keys.*,
-        billed_through.billed_through_date,
-        coalesce(node_keys.usage_date > billed_through.billed_through_date, true)
-            as is_day_unbilled
+        not coalesce(cluster_days_billed.is_billed, false) as is_day_unbilled
     from node_keys
     left join billed_node_days
         on
             node_keys.cluster_id = billed_node_days.cluster_id
             and node_keys.node = billed_node_days.node
             and node_keys.usage_date = billed_node_days.usage_date
-    left join billed_through on node_keys.cluster_id = billed_through.cluster_id
+    left join cluster_days_billed
+        on
+            node_keys.cluster_id = cluster_days_billed.cluster_id
+            and node_keys.usage_date = cluster_days_billed.usage_date
     where billed_node_days.node is null and node_keys.cluster_provider != 'on_prem'
 ),
 
