@@ -176,9 +176,8 @@ def _clusters(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None:
         if link is None:
             continue
         _expect(link, dict, f"{key}.billing_link")
-        _unknown_keys(
-            link, {"accounts", "tags", "resource_id_patterns", "cluster_arn"}, f"{key}.billing_link."
-        )
+        link_keys = {"accounts", "tags", "resource_id_patterns", "cluster_arn"}
+        _unknown_keys(link, link_keys, f"{key}.billing_link.")
         for account in _expect(link.get("accounts") or [], list, f"{key}.billing_link.accounts"):
             tables["billing_link_accounts"].append(
                 {"cluster_id": cluster_id, "account_id": str(account)}
