@@ -300,7 +300,10 @@ type_median_rate as (
             and observed_rates.charge_date >= {{ dbt.dateadd(
                 'day', '-settings.estimate_lookback_days', 'estimate_attributes.usage_date'
             ) }}
-    group by estimate_attributes.cluster_id, estimate_attributes.node, estimate_attributes.usage_date
+    group by
+        estimate_attributes.cluster_id,
+        estimate_attributes.node,
+        estimate_attributes.usage_date
 ),
 
 estimated_node_days as (
