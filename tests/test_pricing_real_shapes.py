@@ -24,6 +24,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from tests.warehouse_builder import build_warehouse, query
@@ -389,3 +390,23 @@ def test_billed_days_per_account(warehouse):
         (dt.date(2026, 10, 5), True),  # the stopped export of 222222222222 holds nothing back
         (dt.date(2026, 10, 6), False),  # the month-long tax row does not bill Oct 6
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "utc"),
+    [
+        ("2026-10-06 20:00:00 +0200 CEST", dt.datetime(2026, 10, 6, 18)),
+        ("2026-10-07 01:00:00 +0700 +07", dt.datetime(2026, 10, 6, 18)),
+        ("2026-10-06T13:00:00-05:00", dt.datetime(2026, 10, 6, 18)),
+        ("2026-10-06 18:00:00 +0000 UTC", dt.datetime(2026, 10, 6, 18)),
+        ("2026-10-06 20:00:00 CEST", None),  # no offset: quarantined, never read as wall time
+    ],
+)
+def test_the_loader_reads_offsets_as_instants(text, utc):
+    from kubeledger.load.sql import parse_timestamp_sql
+
+    with duckdb.connect() as con:
+        [(value,)] = con.execute(
+            f"select timezone('UTC', {parse_timestamp_sql('v')}) from (select ? as v)", [text]
+        ).fetchall()
+    assert value == utc
