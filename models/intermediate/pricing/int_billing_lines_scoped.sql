@@ -41,7 +41,6 @@ line_tags as (
 clusters as (
     select
         cluster_id,
-        provider,
         has_billing_link,
         cluster_arn
     from {{ ref('stg_config__clusters') }}
@@ -132,19 +131,23 @@ link_account_clusters as (
     select distinct cluster_id from link_accounts
 ),
 
--- Managed control-plane fees matched by the cluster's ARN (SPEC §4): an EKS fee row's resource
--- is `arn:aws:eks:<region>:<account>:cluster/<name>` and it carries no cluster tag. The ARN
--- the billing link gives wins; else the name is the cluster's ID, in the link's accounts when
--- it lists any.
+-- Managed control-plane fees matched by the cluster's resource ID (SPEC §4): an EKS fee row's
+-- resource is the cluster ARN `arn:aws:eks:<region>:<account>:cluster/<name>` and it carries no
+-- cluster tag (AKS: `…/managedclusters/<name>`, GKE: `…/clusters/<name>`). The ARN the billing
+-- link gives wins; else the name is the cluster's ID, in the link's accounts when it lists any.
 fee_lines as (
     select
         billing_line_id,
         billing_account_id,
         sub_account_id,
         resource_key,
-        regexp_extract(resource_key, ':cluster/([^/]+)$', 1) as eks_cluster_name
+        regexp_extract(
+            resource_key,
+            '(?:^arn:aws[a-z-]*:eks:[^:]*:[^:]*:cluster/|/managedclusters/|/clusters/)([^/]+)$',
+            1
+        ) as fee_cluster_name
     from candidate_lines
-    where is_control_plane_fee and resource_key like 'arn:aws%:eks:%:cluster/%'
+    where is_control_plane_fee
 ),
 
 fee_matched_candidates as (
@@ -152,10 +155,7 @@ fee_matched_candidates as (
         fee_lines.billing_line_id,
         clusters.cluster_id
     from fee_lines
-    inner join clusters
-        on
-            clusters.provider = 'aws'
-            and fee_lines.resource_key = clusters.cluster_arn
+    inner join clusters on fee_lines.resource_key = clusters.cluster_arn
     union
     select
         fee_lines.billing_line_id,
@@ -163,9 +163,8 @@ fee_matched_candidates as (
     from fee_lines
     inner join clusters
         on
-            clusters.provider = 'aws'
-            and clusters.cluster_arn is null
-            and fee_lines.eks_cluster_name = lower(clusters.cluster_id)
+            clusters.cluster_arn is null
+            and fee_lines.fee_cluster_name = lower(clusters.cluster_id)
     left join link_account_clusters on clusters.cluster_id = link_account_clusters.cluster_id
     left join link_accounts as fee_accounts
         on
