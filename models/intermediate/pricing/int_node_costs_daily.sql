@@ -61,9 +61,29 @@ node_labels as (
         cluster_id,
         node,
         usage_date,
-        lower({{ strip_operator_label_prefix('raw_label_key') }}) as label_name,
+        label_name,
         label_value
-    from {{ ref('int_node_labels_daily') }}
+    from (
+        select
+            cluster_id,
+            node,
+            usage_date,
+            lower({{ strip_operator_label_prefix('raw_label_key') }}) as label_name,
+            label_value
+        from {{ ref('int_node_labels_daily') }}
+    ) as named
+    where label_name in (
+        'node_kubernetes_io_instance_type',
+        'beta_kubernetes_io_instance_type',
+        'topology_kubernetes_io_region',
+        'failure_domain_beta_kubernetes_io_region',
+        'eks_amazonaws_com_capacitytype',
+        'karpenter_sh_capacity_type',
+        'kubernetes_azure_com_scalesetpriority',
+        'kubernetes_azure_com_priority',
+        'cloud_google_com_gke_spot',
+        'cloud_google_com_gke_preemptible'
+    )
 ),
 
 settings as (
