@@ -85,6 +85,27 @@ def test_valid_file_becomes_tables():
     assert sum(s["percent"] for s in config.tables["distribution_fixed_shares"]) == 100
 
 
+def test_billing_link_cluster_arn_is_kept_in_lower_case():
+    raw = {
+        "clusters": [
+            {
+                "id": "prod",
+                "provider": "aws",
+                "billing_link": {
+                    "accounts": ["222222222222"],
+                    "cluster_arn": "arn:aws:eks:eu-west-1:222222222222:cluster/Main",
+                },
+            },
+            {"id": "dc1", "provider": "on_prem"},
+        ]
+    }
+    clusters = parse_config(raw).tables["clusters"]
+    assert [c["cluster_arn"] for c in clusters] == [
+        "arn:aws:eks:eu-west-1:222222222222:cluster/main",
+        None,
+    ]
+
+
 def test_config_tables_are_written(tmp_path):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     write_config_tables(con, parse_config(VALID))
@@ -177,6 +198,18 @@ def test_unreadable_selectors_name_the_key(selector):
         (
             {"clusters": [{"id": "a", "provider": "aws"}, {"id": "a", "provider": "gcp"}]},
             "clusters[1].id: cluster 'a' is listed twice",
+        ),
+        (
+            {
+                "clusters": [
+                    {
+                        "id": "a",
+                        "provider": "aws",
+                        "billing_link": {"accounts": ["1"], "cluster_arn": "cluster/a"},
+                    }
+                ]
+            },
+            "clusters[0].billing_link.cluster_arn: 'cluster/a' is no EKS cluster ARN",
         ),
     ],
 )

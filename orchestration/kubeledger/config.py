@@ -149,6 +149,7 @@ def _clusters(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None:
         provider = _choice(cluster.get("provider"), PROVIDERS, f"{key}.provider")
         link = cluster.get("billing_link")
         defaults = _owner_fields(cluster.get("defaults"), f"{key}.defaults")
+        cluster_arn = _cluster_arn(link, f"{key}.billing_link.cluster_arn")
         tables["clusters"].append(
             {
                 "cluster_id": cluster_id,
@@ -158,12 +159,14 @@ def _clusters(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None:
                 "default_team": defaults["team"],
                 "default_cost_center": defaults["cost_center"],
                 "default_application": defaults["application"],
+                "cluster_arn": cluster_arn,
             }
         )
         if link is None:
             continue
         _expect(link, dict, f"{key}.billing_link")
-        _unknown_keys(link, {"accounts", "tags", "resource_id_patterns"}, f"{key}.billing_link.")
+        link_keys = {"accounts", "tags", "resource_id_patterns", "cluster_arn"}
+        _unknown_keys(link, link_keys, f"{key}.billing_link.")
         for account in _expect(link.get("accounts") or [], list, f"{key}.billing_link.accounts"):
             tables["billing_link_accounts"].append(
                 {"cluster_id": cluster_id, "account_id": str(account)}
@@ -196,6 +199,19 @@ def _clusters(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None:
             raise ConfigError(
                 f"{key}.billing_link: give at least one of accounts, tags, resource_id_patterns"
             )
+
+
+def _cluster_arn(link: Any, key: str) -> str | None:
+    """The EKS cluster ARN a billing link gives for its control-plane fee rows (SPEC §4)."""
+    if not isinstance(link, dict) or link.get("cluster_arn") is None:
+        return None
+    arn = _expect(link["cluster_arn"], str, key)
+    if not re.fullmatch(r"arn:aws[a-z-]*:eks:[a-z0-9-]+:[0-9]{12}:cluster/[^/\s]+", arn):
+        raise ConfigError(
+            f"{key}: {arn!r} is no EKS cluster ARN "
+            "(expected arn:aws:eks:<region>:<account>:cluster/<name>)"
+        )
+    return arn.lower()
 
 
 def _node_prices(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None:
@@ -613,6 +629,7 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
         "default_team": "varchar",
         "default_cost_center": "varchar",
         "default_application": "varchar",
+        "cluster_arn": "varchar",
     },
     "billing_link_accounts": {"cluster_id": "varchar", "account_id": "varchar"},
     "billing_link_tags": {

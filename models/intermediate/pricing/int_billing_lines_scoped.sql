@@ -41,7 +41,8 @@ line_tags as (
 clusters as (
     select
         cluster_id,
-        has_billing_link
+        has_billing_link,
+        cluster_arn
     from {{ ref('stg_config__clusters') }}
 ),
 
@@ -130,48 +131,66 @@ link_account_clusters as (
     select distinct cluster_id from link_accounts
 ),
 
-link_tag_clusters as (
-    select distinct cluster_id from link_tags
+-- Managed control-plane fees matched by the cluster's resource ID (SPEC §4): an EKS fee row's
+-- resource is the cluster ARN `arn:aws:eks:<region>:<account>:cluster/<name>` and it carries no
+-- cluster tag (AKS: `…/managedclusters/<name>`, GKE: `…/clusters/<name>`). The ARN the billing
+-- link gives wins; else the name is the cluster's ID, in the link's accounts when it lists any.
+fee_lines as (
+    select
+        billing_line_id,
+        billing_account_id,
+        sub_account_id,
+        resource_key,
+        regexp_extract(
+            resource_key,
+            '(?:^arn:aws[a-z-]*:eks:[^:]*:[^:]*:cluster/|/managedclusters/|/clusters/)([^/]+)$',
+            1
+        ) as fee_cluster_name
+    from candidate_lines
+    where is_control_plane_fee
 ),
 
-link_pattern_clusters as (
-    select distinct cluster_id from link_patterns
+fee_matched_candidates as (
+    select
+        fee_lines.billing_line_id,
+        clusters.cluster_id
+    from fee_lines
+    inner join clusters on fee_lines.resource_key = clusters.cluster_arn
+    union
+    select
+        fee_lines.billing_line_id,
+        clusters.cluster_id
+    from fee_lines
+    inner join clusters
+        on
+            clusters.cluster_arn is null
+            and fee_lines.fee_cluster_name = lower(clusters.cluster_id)
+    left join link_account_clusters on clusters.cluster_id = link_account_clusters.cluster_id
+    left join link_accounts as fee_accounts
+        on
+            clusters.cluster_id = fee_accounts.cluster_id
+            and (
+                fee_accounts.account_id = fee_lines.billing_account_id
+                or fee_accounts.account_id = fee_lines.sub_account_id
+            )
+    where link_account_clusters.cluster_id is null or fee_accounts.cluster_id is not null
+),
+
+fee_matched as (
+    select
+        billing_line_id,
+        min(cluster_id) as cluster_id
+    from fee_matched_candidates
+    group by billing_line_id
 ),
 
 linked_clusters as (
     select
         clusters.cluster_id,
-        link_account_clusters.cluster_id is not null as has_accounts,
-        link_tag_clusters.cluster_id is not null as has_tags,
-        link_pattern_clusters.cluster_id is not null as has_patterns
+        link_account_clusters.cluster_id is not null as has_accounts
     from clusters
     left join link_account_clusters on clusters.cluster_id = link_account_clusters.cluster_id
-    left join link_tag_clusters on clusters.cluster_id = link_tag_clusters.cluster_id
-    left join link_pattern_clusters on clusters.cluster_id = link_pattern_clusters.cluster_id
     where clusters.has_billing_link
-),
-
--- Every line for a link without accounts; else the lines of its accounts (billing account
--- or sub-account).
-account_ok as (
-    select
-        linked_clusters.cluster_id,
-        candidate_lines.billing_line_id
-    from linked_clusters
-    cross join candidate_lines
-    where not linked_clusters.has_accounts
-
-    union
-
-    select
-        linked_clusters.cluster_id,
-        candidate_lines.billing_line_id
-    from linked_clusters
-    inner join link_accounts on linked_clusters.cluster_id = link_accounts.cluster_id
-    inner join candidate_lines
-        on
-            link_accounts.account_id = candidate_lines.billing_account_id
-            or link_accounts.account_id = candidate_lines.sub_account_id
 ),
 
 tag_selected as (
@@ -194,33 +213,51 @@ pattern_selected as (
         on {{ regexp_matches('lower(candidate_lines.resource_key)', 'link_patterns.pattern') }}
 ),
 
--- The billing link's filter: the account restriction, and a tag or pattern that selects it
--- (a link with accounts only selects every resource line of those accounts).
+link_selected as (
+    select
+        cluster_id,
+        billing_line_id
+    from tag_selected
+    union
+    select
+        cluster_id,
+        billing_line_id
+    from pattern_selected
+),
+
+-- The billing link's filter: accounts only restrict (billing account or sub-account), tags and
+-- patterns select (SPEC §3.3). A link with accounts and no tag or pattern selects nothing
+-- here: its cluster's lines are those matched to its own nodes, volumes and load balancers.
+selected_in_accounts as (
+    select distinct
+        link_selected.cluster_id,
+        link_selected.billing_line_id
+    from link_selected
+    inner join linked_clusters on link_selected.cluster_id = linked_clusters.cluster_id
+    inner join candidate_lines
+        on link_selected.billing_line_id = candidate_lines.billing_line_id
+    left join link_accounts
+        on
+            link_selected.cluster_id = link_accounts.cluster_id
+            and (
+                link_accounts.account_id = candidate_lines.billing_account_id
+                or link_accounts.account_id = candidate_lines.sub_account_id
+            )
+    where not linked_clusters.has_accounts or link_accounts.account_id is not null
+),
+
 selected as (
     select
-        account_ok.billing_line_id,
-        min(account_ok.cluster_id) as cluster_id
-    from account_ok
-    inner join linked_clusters on account_ok.cluster_id = linked_clusters.cluster_id
-    left join tag_selected
-        on
-            account_ok.cluster_id = tag_selected.cluster_id
-            and account_ok.billing_line_id = tag_selected.billing_line_id
-    left join pattern_selected
-        on
-            account_ok.cluster_id = pattern_selected.cluster_id
-            and account_ok.billing_line_id = pattern_selected.billing_line_id
-    where
-        tag_selected.billing_line_id is not null
-        or pattern_selected.billing_line_id is not null
-        or not (linked_clusters.has_tags or linked_clusters.has_patterns)
-    group by account_ok.billing_line_id
+        billing_line_id,
+        min(cluster_id) as cluster_id
+    from selected_in_accounts
+    group by billing_line_id
 ),
 
 scoped as (
     select
         candidate_lines.*,
-        coalesce(matched.cluster_id, selected.cluster_id) as cluster_id,
+        coalesce(matched.cluster_id, fee_matched.cluster_id, selected.cluster_id) as cluster_id,
         case
             when matched.cluster_id is not null then 'matched'
             when candidate_lines.is_control_plane_fee then 'platform_fee'
@@ -229,8 +266,12 @@ scoped as (
         end as scope_status
     from candidate_lines
     left join matched on candidate_lines.billing_line_id = matched.billing_line_id
+    left join fee_matched on candidate_lines.billing_line_id = fee_matched.billing_line_id
     left join selected on candidate_lines.billing_line_id = selected.billing_line_id
-    where matched.cluster_id is not null or selected.cluster_id is not null
+    where
+        matched.cluster_id is not null
+        or fee_matched.cluster_id is not null
+        or selected.cluster_id is not null
 ),
 
 final as (

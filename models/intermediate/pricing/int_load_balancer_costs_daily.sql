@@ -1,6 +1,10 @@
 -- One row per cluster, LoadBalancer Service and UTC day the bill charged its load balancer
--- (SPEC §4): matched by the ID the Service reports. Clusters with no cloud bill price their
--- load balancers from the rate card per hour (selector: the load balancer ID,
+-- (SPEC §4): matched by the ID the Service reports. Several Services may report one load
+-- balancer (AKS's shared `kubernetes` LB): its day cost is split among them evenly (the
+-- load-balancer CSV carries no hours, so every listed Service counts as there all day), in
+-- decimal, the leftover 1e-10 units to the first Service by namespace and name, so the shares
+-- add up to the load balancer's cost exactly. A cluster without a cloud bill prices its load
+-- balancers from the rate card per hour (selector: the load balancer ID,
 -- `<namespace>/<service>`, or `*`).
 with
 
@@ -49,21 +53,83 @@ cluster_days as (
     from {{ ref('int_node_days') }}
 ),
 
+lb_days as (
+    select
+        cluster_id,
+        charge_date as usage_date,
+        match_key,
+        max(resource_key) as resource_key,
+        sum(effective_cost) as lb_cost
+    from lb_lines
+    group by cluster_id, charge_date, match_key
+),
+
+sharing_services as (
+    select distinct
+        cluster_id,
+        namespace,
+        service,
+        lower(load_balancer_id) as match_key
+    from services
+),
+
+sharing as (
+    select
+        lb_days.cluster_id,
+        lb_days.usage_date,
+        lb_days.match_key,
+        lb_days.resource_key,
+        lb_days.lb_cost,
+        sharing_services.namespace,
+        sharing_services.service,
+        count(*) over (
+            partition by lb_days.cluster_id, lb_days.usage_date, lb_days.match_key
+        ) as sharing_count,
+        row_number() over (
+            partition by lb_days.cluster_id, lb_days.usage_date, lb_days.match_key
+            order by sharing_services.namespace asc, sharing_services.service asc
+        ) as sharing_rank
+    from lb_days
+    inner join sharing_services
+        on
+            lb_days.cluster_id = sharing_services.cluster_id
+            and lb_days.match_key = sharing_services.match_key
+),
+
+shares as (
+    select
+        *,
+        {{ decimal_divide('lb_cost', 'sharing_count', 10) }} as even_share
+    from sharing
+),
+
+split as (
+    select
+        cluster_id,
+        usage_date,
+        namespace,
+        service,
+        resource_key,
+        even_share
+        + case
+            when sharing_rank = 1 then lb_cost - even_share * sharing_count
+            else 0
+        end as share_cost
+    from shares
+),
+
+-- A Service that reports several load balancers (one per zone) gets its share of each.
 billed as (
     select
-        lb_lines.cluster_id,
-        lb_lines.charge_date as usage_date,
-        services.namespace,
-        services.service,
-        max(lb_lines.resource_key) as resource_key,
+        cluster_id,
+        usage_date,
+        namespace,
+        service,
+        max(resource_key) as resource_key,
         'bill' as pricing_basis,
-        cast(sum(lb_lines.effective_cost) as double) as load_balancer_cost
-    from lb_lines
-    inner join services
-        on
-            lb_lines.cluster_id = services.cluster_id
-            and lb_lines.match_key = lower(services.load_balancer_id)
-    group by lb_lines.cluster_id, lb_lines.charge_date, services.namespace, services.service
+        cast(sum(share_cost) as double) as load_balancer_cost
+    from split
+    group by cluster_id, usage_date, namespace, service
 ),
 
 rate_card_candidates as (

@@ -39,11 +39,12 @@ scoped_lines as (
     where scope_status = 'matched' and resource_type = 'instance' and cost_family = 'compute'
 ),
 
-billed_through as (
+cluster_days_billed as (
     select
         cluster_id,
-        billed_through_date
-    from {{ ref('int_billing_accounts_billed_through') }}
+        usage_date,
+        is_billed
+    from {{ ref('int_cluster_days_billed') }}
 ),
 
 rate_card_prices as (
@@ -53,6 +54,36 @@ rate_card_prices as (
         usage_date,
         hourly_price
     from {{ ref('int_node_rate_card_prices') }}
+),
+
+node_labels as (
+    select
+        cluster_id,
+        node,
+        usage_date,
+        label_name,
+        label_value
+    from (
+        select
+            cluster_id,
+            node,
+            usage_date,
+            lower({{ strip_operator_label_prefix('raw_label_key') }}) as label_name,
+            label_value
+        from {{ ref('int_node_labels_daily') }}
+    ) as named
+    where label_name in (
+        'node_kubernetes_io_instance_type',
+        'beta_kubernetes_io_instance_type',
+        'topology_kubernetes_io_region',
+        'failure_domain_beta_kubernetes_io_region',
+        'eks_amazonaws_com_capacitytype',
+        'karpenter_sh_capacity_type',
+        'kubernetes_azure_com_scalesetpriority',
+        'kubernetes_azure_com_priority',
+        'cloud_google_com_gke_spot',
+        'cloud_google_com_gke_preemptible'
+    )
 ),
 
 settings as (
@@ -156,16 +187,17 @@ observed_rates as (
 unbilled_node_days as (
     select
         node_keys.*,
-        billed_through.billed_through_date,
-        coalesce(node_keys.usage_date > billed_through.billed_through_date, true)
-            as is_day_unbilled
+        not coalesce(cluster_days_billed.is_billed, false) as is_day_unbilled
     from node_keys
     left join billed_node_days
         on
             node_keys.cluster_id = billed_node_days.cluster_id
             and node_keys.node = billed_node_days.node
             and node_keys.usage_date = billed_node_days.usage_date
-    left join billed_through on node_keys.cluster_id = billed_through.cluster_id
+    left join cluster_days_billed
+        on
+            node_keys.cluster_id = cluster_days_billed.cluster_id
+            and node_keys.usage_date = cluster_days_billed.usage_date
     where billed_node_days.node is null and node_keys.cluster_provider != 'on_prem'
 ),
 
@@ -194,32 +226,104 @@ last_instance_rate as (
             and unbilled_node_days.usage_date > observed_rates.charge_date
 ),
 
--- (2) the median hourly rate of the same instance type, purchase option and region over the
--- lookback window before the day
-type_median_rate as (
+-- What a node's labels say of how the bill will price it, for a node with no billed day of its
+-- own: instance type, region and whether it is spot capacity (EKS, Karpenter, GKE, AKS labels).
+node_label_attributes as (
+    select
+        cluster_id,
+        node,
+        usage_date,
+        max(
+            case
+                when label_name in (
+                    'node_kubernetes_io_instance_type', 'beta_kubernetes_io_instance_type'
+                ) then label_value
+            end
+        ) as instance_type,
+        max(
+            case
+                when label_name in (
+                    'topology_kubernetes_io_region', 'failure_domain_beta_kubernetes_io_region'
+                ) then label_value
+            end
+        ) as region,
+        coalesce(max(
+            case
+                when label_name in (
+                    'eks_amazonaws_com_capacitytype',
+                    'karpenter_sh_capacity_type',
+                    'kubernetes_azure_com_scalesetpriority',
+                    'kubernetes_azure_com_priority'
+                ) then lower(label_value) = 'spot'
+                when label_name in (
+                    'cloud_google_com_gke_spot', 'cloud_google_com_gke_preemptible'
+                ) then lower(label_value) = 'true'
+            end
+        ), false) as is_spot
+    from node_labels
+    group by cluster_id, node, usage_date
+),
+
+-- The instance type, purchase option and region a node-day is estimated as: those of its own
+-- last billed day, else what its labels say (spot, or else on demand).
+estimate_attributes as (
     select
         unbilled_node_days.cluster_id,
         unbilled_node_days.node,
         unbilled_node_days.usage_date,
-        {{ median("observed_rates.hourly_rate") }} as hourly_rate
+        coalesce(last_instance_rate.instance_type, node_label_attributes.instance_type)
+            as instance_type,
+        coalesce(last_instance_rate.region, node_label_attributes.region) as region,
+        coalesce(
+            last_instance_rate.pricing_category,
+            case when node_label_attributes.is_spot then 'spot' end
+        ) as pricing_category
     from unbilled_node_days
-    inner join last_instance_rate
+    left join last_instance_rate
         on
             unbilled_node_days.cluster_id = last_instance_rate.cluster_id
             and unbilled_node_days.node = last_instance_rate.node
             and unbilled_node_days.usage_date = last_instance_rate.usage_date
             and last_instance_rate.recency = 1
+    left join node_label_attributes
+        on
+            unbilled_node_days.cluster_id = node_label_attributes.cluster_id
+            and unbilled_node_days.node = node_label_attributes.node
+            and unbilled_node_days.usage_date = node_label_attributes.usage_date
+),
+
+-- (2) the median hourly rate over the lookback window before the day of every billed node (any
+-- cluster) of the same instance type, purchase option and region, so a node new since the last
+-- bill gets its peers' rate. A node whose purchase option only its labels tell is matched to
+-- peers of its capacity: spot to spot, on demand to every peer that is not spot (a savings
+-- plan, reservation or commitment is a discount the bill applies to on-demand capacity).
+type_median_rate as (
+    select
+        estimate_attributes.cluster_id,
+        estimate_attributes.node,
+        estimate_attributes.usage_date,
+        {{ median("observed_rates.hourly_rate") }} as hourly_rate
+    from estimate_attributes
     cross join settings
     inner join observed_rates
         on
-            last_instance_rate.instance_type = observed_rates.instance_type
-            and last_instance_rate.pricing_category = observed_rates.pricing_category
-            and last_instance_rate.region = observed_rates.region
-            and unbilled_node_days.usage_date > observed_rates.charge_date
+            estimate_attributes.instance_type = observed_rates.instance_type
+            and estimate_attributes.region = observed_rates.region
+            and (
+                estimate_attributes.pricing_category = observed_rates.pricing_category
+                or (
+                    estimate_attributes.pricing_category is null
+                    and observed_rates.pricing_category != 'spot'
+                )
+            )
+            and estimate_attributes.usage_date > observed_rates.charge_date
             and observed_rates.charge_date >= {{ dbt.dateadd(
-                'day', '-settings.estimate_lookback_days', 'unbilled_node_days.usage_date'
+                'day', '-settings.estimate_lookback_days', 'estimate_attributes.usage_date'
             ) }}
-    group by unbilled_node_days.cluster_id, unbilled_node_days.node, unbilled_node_days.usage_date
+    group by
+        estimate_attributes.cluster_id,
+        estimate_attributes.node,
+        estimate_attributes.usage_date
 ),
 
 estimated_node_days as (
@@ -227,9 +331,9 @@ estimated_node_days as (
         unbilled_node_days.cluster_id,
         unbilled_node_days.node,
         unbilled_node_days.usage_date,
-        last_instance_rate.pricing_category,
-        last_instance_rate.instance_type,
-        last_instance_rate.region,
+        estimate_attributes.pricing_category,
+        estimate_attributes.instance_type,
+        estimate_attributes.region,
         cast(null as double) as billed_hours,
         coalesce(
             last_instance_rate.hourly_rate,
@@ -249,6 +353,11 @@ estimated_node_days as (
             and unbilled_node_days.node = last_instance_rate.node
             and unbilled_node_days.usage_date = last_instance_rate.usage_date
             and last_instance_rate.recency = 1
+    left join estimate_attributes
+        on
+            unbilled_node_days.cluster_id = estimate_attributes.cluster_id
+            and unbilled_node_days.node = estimate_attributes.node
+            and unbilled_node_days.usage_date = estimate_attributes.usage_date
     left join type_median_rate
         on
             unbilled_node_days.cluster_id = type_median_rate.cluster_id

@@ -28,11 +28,12 @@ node_costs as (
     from {{ ref('int_node_costs_daily') }}
 ),
 
-billed_through as (
+cluster_days_billed as (
     select
         cluster_id,
-        billed_through_date
-    from {{ ref('int_billing_accounts_billed_through') }}
+        usage_date,
+        is_billed
+    from {{ ref('int_cluster_days_billed') }}
 ),
 
 unallocated as (
@@ -140,11 +141,11 @@ final as (
         unallocated_lists.unallocated_resource_ids,
         coalesce(match_rates.nodes_ran, 0) > 0 as has_usage,
         coalesce(match_rates.is_rate_card_cluster, false)
-        or cluster_costs.usage_date <= billed_through.billed_through_date as has_billing,
+        or coalesce(cluster_days_billed.is_billed, false) as has_billing,
         coalesce(match_rates.nodes_ran, 0) > 0
         and (
             coalesce(match_rates.is_rate_card_cluster, false)
-            or cluster_costs.usage_date <= billed_through.billed_through_date
+            or coalesce(cluster_days_billed.is_billed, false)
         )
         and coalesce(match_rates.nodes_on_estimate, 0) = 0 as is_complete
     from cluster_costs
@@ -160,7 +161,10 @@ final as (
         on
             cluster_costs.cluster_id = unallocated_lists.cluster_id
             and cluster_costs.usage_date = unallocated_lists.usage_date
-    left join billed_through on cluster_costs.cluster_id = billed_through.cluster_id
+    left join cluster_days_billed
+        on
+            cluster_costs.cluster_id = cluster_days_billed.cluster_id
+            and cluster_costs.usage_date = cluster_days_billed.usage_date
 )
 
 select * from final

@@ -9,7 +9,8 @@ source as (
         currency,
         default_team,
         default_cost_center,
-        default_application
+        default_application,
+        cluster_arn
     from {{ source('config', 'clusters') }}
 ),
 
@@ -21,7 +22,9 @@ final as (
         cast(currency as {{ dbt.type_string() }}) as currency,
         cast(default_team as {{ dbt.type_string() }}) as default_team,
         cast(default_cost_center as {{ dbt.type_string() }}) as default_cost_center,
-        cast(default_application as {{ dbt.type_string() }}) as default_application
+        cast(default_application as {{ dbt.type_string() }}) as default_application,
+        -- the EKS cluster ARN its control-plane fee rows carry, when the link names one
+        lower(cast(cluster_arn as {{ dbt.type_string() }})) as cluster_arn
     from source
 )
 

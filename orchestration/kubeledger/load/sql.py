@@ -28,10 +28,19 @@ def is_blank_sql(expr: str) -> str:
     return f"({expr} is null or trim({expr}) = '')"
 
 
+# Go's `-0700 MST` layout with any zone abbreviation (`+0200 CEST`): the offset decides, the
+# abbreviation (which DuckDB does not know) is dropped.
+_GO_ZONE_SUFFIX = r"'^(.* [+-][0-9]{4}) [A-Za-z+-][A-Za-z0-9+-]*$'"
+_GO_FORMATS = "['%Y-%m-%d %H:%M:%S %z', '%Y-%m-%d %H:%M:%S.%n %z']"
+
+
 def parse_timestamp_sql(expr: str) -> str:
     """`expr` (varchar) as a `timestamptz`, NULL when it is no timestamp in a known form."""
     formats = "[" + ", ".join(lit(f) for f in STRPTIME_FORMATS) + "]"
-    return f"coalesce(try_cast(trim({expr}) as timestamptz), try_strptime(trim({expr}), {formats}))"
+    return (
+        f"coalesce(try_cast(trim({expr}) as timestamptz), try_strptime(trim({expr}), {formats}), "
+        f"try_strptime(regexp_extract(trim({expr}), {_GO_ZONE_SUFFIX}, 1), {_GO_FORMATS}))"
+    )
 
 
 def parse_number_sql(expr: str) -> str:
