@@ -219,9 +219,10 @@ def test_retention_prunes_billing_past_90_days_but_keeps_the_sealed_lines(fleet,
             [sealed_id],
         )
 
-    # 90 days before 2026-12-31 is 2026-10-02: Oct 1 is past retention, Oct 2 is not
+    # As of 2027-01-02 retention (90 days) reaches 2026-10-04 and the re-run window (92 days)
+    # starts on 2026-10-02: Oct 1 is past both, Oct 2 is past retention but a re-run needs it
     result = defs.resolve_job_def("raw_billing_retention").execute_in_process(
-        resources={"warehouse": warehouse_resource(fleet, "2026-12-31")}
+        resources={"warehouse": warehouse_resource(fleet, "2027-01-02")}
     )
 
     assert result.success
