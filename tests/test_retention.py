@@ -37,7 +37,8 @@ def con():
     for row, day in enumerate(("2026-10-01", "2026-10-02", "2026-10-03", "2026-10-05")):
         following = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
         start, end = f"{day} 00:00:00 UTC", f"{following} 00:00:00 UTC"
-        _gcp_row(connection, 2 * row + 1, start, end, "Commitment v1: Cores in us-central1 for 1 Year")
+        fee = "Commitment v1: Cores in us-central1 for 1 Year"
+        _gcp_row(connection, 2 * row + 1, start, end, fee)
         _gcp_row(connection, 2 * row + 2, start, end, "N2 Instance Core running in Americas")
     # an account-level row spanning September: charged before the window, ends before it
     _gcp_row(connection, 20, "2026-09-01 00:00:00 UTC", "2026-10-01 00:00:00 UTC", "Tax")
