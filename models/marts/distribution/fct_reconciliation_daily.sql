@@ -173,7 +173,8 @@ final as (
                     )
                     and coalesce(match_rates.nodes_on_estimate, 0) = 0
             when coalesce(scoped_line_counts.billing_line_count, 0) = 0 then true
-            else {{ dbt.datediff('cluster_costs.usage_date', 'settings.as_of_date', 'day') }}
+            else
+                {{ dbt.datediff('cluster_costs.usage_date', 'settings.as_of_date', 'day') }}
                 > settings.repair_window_days
         end as is_complete
     from cluster_costs
