@@ -98,13 +98,15 @@ def ledger_models(
         args = ["build", "--exclude-resource-type", "unit_test"]
         args += ["--vars", json.dumps(dbt_vars)]
         yield from dbt.cli(args, context=context).stream()
-        with warehouse.connect() as con:
-            record_allocation(
-                con,
-                first_day=scope.first_day,
-                last_day=scope.last_day,
-                extra_days=changed.days,
-            )
+        # Only a run of every model allocates its days (a subset leaves the others as they were).
+        if len(context.selected_asset_keys) == len(context.assets_def.keys):
+            with warehouse.connect() as con:
+                record_allocation(
+                    con,
+                    first_day=scope.first_day,
+                    last_day=scope.last_day,
+                    extra_days=changed.days,
+                )
         succeeded = True
     finally:
         with warehouse.connect() as con:
