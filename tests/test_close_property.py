@@ -115,7 +115,7 @@ def generate_reports(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         """
         insert into mock.fct_reconciliation_daily
-        select cluster_id, usage_date, true from report_kinds
+        select cluster_id, usage_date, true, false from report_kinds
         """
     )
     con.execute(

@@ -42,7 +42,9 @@ MOCK_TABLES = {
         "cluster_id varchar, usage_date date, cost_family varchar, team varchar, "
         "cost_center varchar, application varchar, owner_status varchar, total_cost double"
     ),
-    "fct_reconciliation_daily": "cluster_id varchar, usage_date date, is_complete boolean",
+    "fct_reconciliation_daily": (
+        "cluster_id varchar, usage_date date, is_complete boolean, is_awaiting_usage boolean"
+    ),
     "fct_pod_costs_daily": (
         "cluster_id varchar, usage_date date, namespace varchar, pod varchar, node varchar, "
         "team varchar, cost_center varchar, total_cost double"
@@ -183,7 +185,7 @@ def add_month(
                 [f"{cluster}-{family}-{day:%Y%m%d}", cluster, day, family, daily_invoice],
             )
         con.execute(
-            "insert into mock.fct_reconciliation_daily values (?, ?, ?)",
+            "insert into mock.fct_reconciliation_daily values (?, ?, ?, false)",
             [cluster, day, day not in incomplete_days],
         )
 

@@ -190,6 +190,49 @@ def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet,
     ]
 
 
+def test_a_run_reallocates_the_days_whose_billing_was_restated(fleet, db):
+    """SPEC §9: a run of one day first allocates again every day whose billing lines changed
+    since it was allocated (here a restated AWS export: Oct 1's costs × 1.2)."""
+    (export,) = (fleet / "landing" / "billing" / "aws").rglob("*.parquet")
+    scope_sql = (
+        "select sum(effective_cost) from intermediate.int_billing_lines_scoped "
+        "where cluster_id = 'eks-prod' and charge_date = date '2026-10-01'"
+    )
+    ledger_sql = (
+        "select sum(total_cost) from marts.fct_owner_costs_daily "
+        "where cluster_id = 'eks-prod' and usage_date = date '2026-10-01'"
+    )
+    ((scope_before,),) = query(db, scope_sql)
+    columns = (
+        "line_item_unblended_cost",
+        "line_item_net_unblended_cost",
+        "savings_plan_savings_plan_effective_cost",
+        "savings_plan_net_savings_plan_effective_cost",
+        "reservation_effective_cost",
+        "reservation_net_effective_cost",
+    )
+    scaled = ", ".join(
+        f"case when left(line_item_usage_start_date, 10) = '2026-10-01' and {column} <> '' "
+        f"then cast(cast({column} as decimal(38, 10)) * 1.2 as varchar) else {column} end "
+        f"as {column}"
+        for column in columns
+    )
+    with duckdb.connect() as con:
+        con.execute(
+            f"copy (select * replace ({scaled}) from '{export}') "
+            f"to '{export.with_name('restated.parquet')}' (format parquet)"
+        )
+    export.unlink()
+
+    result = _run(fleet, partition_key="2026-10-04")
+
+    assert result.success, step_failures(result)
+    ((scope_after,),) = query(db, scope_sql)
+    ((ledger_after,),) = query(db, ledger_sql)
+    assert float(scope_after) == pytest.approx(float(scope_before) * 1.2, rel=1e-9)
+    assert float(ledger_after) == pytest.approx(float(scope_after), abs=1e-6)
+
+
 def test_retention_prunes_billing_past_90_days_but_keeps_the_sealed_lines(fleet, db):
     from kubeledger.close.seal import ensure_sealed_schema
     from kubeledger.dagster.definitions import defs
@@ -219,9 +262,10 @@ def test_retention_prunes_billing_past_90_days_but_keeps_the_sealed_lines(fleet,
             [sealed_id],
         )
 
-    # 90 days before 2026-12-31 is 2026-10-02: Oct 1 is past retention, Oct 2 is not
+    # As of 2027-01-02 retention (90 days) reaches 2026-10-04 and the re-run window (92 days)
+    # starts on 2026-10-02: Oct 1 is past both, Oct 2 is past retention but a re-run needs it
     result = defs.resolve_job_def("raw_billing_retention").execute_in_process(
-        resources={"warehouse": warehouse_resource(fleet, "2026-12-31")}
+        resources={"warehouse": warehouse_resource(fleet, "2027-01-02")}
     )
 
     assert result.success

@@ -1,9 +1,64 @@
 -- Per source file, fct_billing_lines has exactly the raw table's lines and the same money:
 -- line count, billed cost (AWS unblended, Google cost + credits, Azure cost, FOCUS BilledCost)
--- and effective cost computed from the raw rows by the same rules (AWS: the
--- billing_aws_effective_cost macro; Google cost + credits, the commitment spread living in
--- its own column; Azure the cost column; FOCUS EffectiveCost), all compared with `=`.
--- Returns the files that differ.
+-- and effective cost computed here from the raw rows by SPEC §3.2's rules — written out in this
+-- test, not with the billing_aws_effective_cost macro the staging models use, so a mistake in
+-- that macro shows (Google cost + credits, the commitment spread living in its own column;
+-- Azure the cost column; FOCUS EffectiveCost), all compared with `=`. Returns the files that
+-- differ.
+{# SPEC §3.2, AWS, per line item type: the net figure, else the non-net one. Usage, Tax,
+    Credit, Refund, other fees: (net) unblended; DiscountedUsage: reservation effective cost;
+    SavingsPlanCoveredUsage: savings-plan effective cost; negations, upfront fees, discounts
+    and reservation upfront Fee rows: 0; RIFee: the unused amortized upfront + unused
+    recurring fee, else the fee less what the reservation's covered usage carries that period;
+    SavingsPlanRecurringFee: the unused commitment (total - used, net of discounts in the
+    line's net/unblended ratio), else the fee less what the plan's covered usage carries. -#}
+{%- set aws_expected_effective_cost -%}
+    case
+        when line_item_type = 'DiscountedUsage'
+            then coalesce(reservation_effective, net_or_unblended)
+        when line_item_type = 'SavingsPlanCoveredUsage'
+            then coalesce(savings_plan_effective, net_or_unblended)
+        when line_item_type in ('SavingsPlanNegation', 'SavingsPlanUpfrontFee') then 0
+        when line_item_type like '%Discount' then 0
+        when line_item_type = 'Fee' and reservation_arn is not null then 0
+        when line_item_type = 'RIFee' and reservation_unused is not null
+            then reservation_unused
+        when line_item_type = 'RIFee'
+            then net_or_unblended - coalesce(reservation_covered_effective_cost, 0)
+        when line_item_type = 'SavingsPlanRecurringFee'
+            and savings_plan_total_commitment is not null
+            and savings_plan_used_commitment is not null
+            then (savings_plan_total_commitment - savings_plan_used_commitment)
+            * case
+                when net_unblended_cost is not null and unblended_cost != 0
+                    then net_unblended_cost / unblended_cost
+                else 1
+            end
+        when line_item_type = 'SavingsPlanRecurringFee'
+            then net_or_unblended - coalesce(savings_plan_covered_effective_cost, 0)
+        else net_or_unblended
+    end
+{%- endset -%}
+{# The figures the rules pick from, net first. #}
+{%- set aws_figures -%}
+        coalesce(net_unblended_cost, unblended_cost) as net_or_unblended,
+        coalesce(reservation_net_effective_cost, reservation_effective_cost)
+            as reservation_effective,
+        coalesce(savings_plan_net_effective_cost, savings_plan_effective_cost)
+            as savings_plan_effective,
+        case
+            when
+                reservation_net_unused_amortized_upfront_fee is not null
+                or reservation_net_unused_recurring_fee is not null
+                then coalesce(reservation_net_unused_amortized_upfront_fee, 0)
+                + coalesce(reservation_net_unused_recurring_fee, 0)
+            when
+                reservation_unused_amortized_upfront_fee is not null
+                or reservation_unused_recurring_fee is not null
+                then coalesce(reservation_unused_amortized_upfront_fee, 0)
+                + coalesce(reservation_unused_recurring_fee, 0)
+        end as reservation_unused
+{%- endset %}
 with
 
 raw_aws_cur2 as (
@@ -83,14 +138,21 @@ covered_aws_cur2 as (
     from typed_aws_cur2
 ),
 
+figures_aws_cur2 as (
+    select
+        *,
+        {{ aws_figures }}
+    from covered_aws_cur2
+),
+
 files_aws_cur2 as (
     select
         'aws_cur2' as source_format,
         _source_file as source_file,
         count(*) as line_count,
         sum(cast(unblended_cost as decimal(38, 10))) as billed_cost,
-        sum({{ billing_aws_effective_cost() }}) as effective_cost
-    from covered_aws_cur2
+        sum(cast({{ aws_expected_effective_cost }} as decimal(38, 10))) as effective_cost
+    from figures_aws_cur2
     group by _source_file
 ),
 
@@ -171,14 +233,21 @@ covered_aws_cur_legacy as (
     from typed_aws_cur_legacy
 ),
 
+figures_aws_cur_legacy as (
+    select
+        *,
+        {{ aws_figures }}
+    from covered_aws_cur_legacy
+),
+
 files_aws_cur_legacy as (
     select
         'aws_cur_legacy' as source_format,
         _source_file as source_file,
         count(*) as line_count,
         sum(cast(unblended_cost as decimal(38, 10))) as billed_cost,
-        sum({{ billing_aws_effective_cost() }}) as effective_cost
-    from covered_aws_cur_legacy
+        sum(cast({{ aws_expected_effective_cost }} as decimal(38, 10))) as effective_cost
+    from figures_aws_cur_legacy
     group by _source_file
 ),
 

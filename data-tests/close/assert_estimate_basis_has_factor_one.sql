@@ -1,13 +1,93 @@
 {{ config(tags=['close']) }}
 
--- A slice billed on its estimate (no link, negative invoice, fallback) has factor 1.0 and is
--- not reconciled; a reconciled slice is billed on its invoice.
-select
-    bill_slice_id,
-    basis,
-    factor,
-    is_reconciled
-from {{ ref('int_bill_targets_monthly') }}
-where
-    (basis = 'estimate' and (factor <> 1 or is_reconciled))
-    or (is_reconciled and basis <> 'invoice')
+-- SPEC §9: a slice billed on its estimate (no billing link, a negative invoice, an empty slice
+-- or a factor out of bounds) has target = its estimate rounded to the cent, and each of its
+-- lines is billed at its own estimate (factor 1: within the rounding, less than 0.015 — half a
+-- cent from rounding the total plus under a cent from rounding down, or one carried cent); a
+-- slice that should be on its estimate is; and a reconciled slice with every day complete has
+-- target = its invoice slice. Returns the slices (and lines) that break any of these.
+with
+
+targets as (
+    select
+        bill_month,
+        cluster_id,
+        cost_family,
+        bill_slice_id,
+        link_state,
+        reason,
+        basis,
+        is_reconciled,
+        days_missing,
+        estimated_cost,
+        invoice_cost,
+        target_cost
+    from {{ ref('int_bill_targets_monthly') }}
+),
+
+lines as (
+    select
+        bill_month,
+        cluster_id,
+        cost_family,
+        line_id,
+        allocation_estimate,
+        billed_cost
+    from {{ ref('int_bill_lines_allocated') }}
+),
+
+slice_problems as (
+    select
+        bill_slice_id,
+        cast(null as {{ dbt.type_string() }}) as line_id,
+        case
+            when
+                basis = 'estimate'
+                and target_cost != cast(estimated_cost as decimal(38, 2))
+                then 'estimate basis not billed at its estimate'
+            when
+                basis != 'estimate'
+                and (
+                    link_state in ('no_link', 'negative_invoice')
+                    or reason in ('empty_slice', 'factor_out_of_bounds')
+                )
+                then 'should be billed on its estimate'
+            when
+                is_reconciled
+                and days_missing = 0
+                and target_cost != coalesce(invoice_cost, 0)
+                then 'reconciled but not billed at its invoice'
+        end as problem
+    from targets
+),
+
+line_problems as (
+    select
+        targets.bill_slice_id,
+        lines.line_id,
+        'estimate-basis line not billed at its estimate' as problem
+    from lines
+    inner join targets
+        on
+            lines.bill_month = targets.bill_month
+            and lines.cluster_id = targets.cluster_id
+            and lines.cost_family = targets.cost_family
+    where
+        targets.basis = 'estimate'
+        and abs(
+            lines.billed_cost
+            - case
+                when lines.allocation_estimate > 0 then lines.allocation_estimate
+                else 0
+            end
+        ) >= 0.015
+),
+
+final as (
+    select * from slice_problems
+    where problem is not null
+    union all
+    select * from line_problems
+)
+
+select * from final

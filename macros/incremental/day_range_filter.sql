@@ -1,10 +1,26 @@
-{#- Restricts an incremental model to the day range of this run (vars `start_date` and
-    `end_date`, set by a Dagster partition or `kubeledger build --start/--end`). On a full
-    build, or an incremental run without a range, every day is (re)computed. -#}
+{#- Restricts an incremental model to the days of this run: the range of vars `start_date` and
+    `end_date` (set by a Dagster partition or `kubeledger build --start/--end`), plus the days
+    of var `reallocate_days` (a list of `YYYY-MM-DD`: days whose billing lines changed since
+    they were allocated, which the orchestration allocates again in the same run, SPEC §9).
+    On a full build, or an incremental run without a range, every day is (re)computed. -#}
 {% macro day_range_filter(date_column) -%}
     {%- if is_incremental() and var('start_date', none) -%}
-        {{ date_column }} between cast('{{ var("start_date") }}' as date)
+        {%- set extra_days = var('reallocate_days', none) or [] -%}
+        {%- for day in extra_days -%}
+            {%- if not modules.re.match('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', day | string) -%}
+                {{ exceptions.raise_compiler_error(
+                    "var reallocate_days must list dates YYYY-MM-DD, got '" ~ day ~ "'"
+                ) }}
+            {%- endif -%}
+        {%- endfor -%}
+        ({{ date_column }} between cast('{{ var("start_date") }}' as date)
             and cast('{{ var("end_date", none) or var("start_date") }}' as date)
+        {%- if extra_days %}
+            or {{ date_column }} in (
+                {%- for day in extra_days %}cast('{{ day }}' as date)
+                    {%- if not loop.last %}, {% endif %}{% endfor -%}
+            )
+        {%- endif -%})
     {%- else -%}
         1 = 1
     {%- endif -%}

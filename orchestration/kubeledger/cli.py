@@ -111,6 +111,12 @@ def load(landing_dir: Path) -> None:
     _done(started)
 
 
+def _as_of_today() -> dt.date:
+    """The date runs are evaluated as of: `KUBELEDGER_AS_OF`, else today (UTC)."""
+    text = os.environ.get("KUBELEDGER_AS_OF")
+    return dt.date.fromisoformat(text.strip()) if text else dt.datetime.now(dt.UTC).date()
+
+
 def run_build(
     *,
     start: str | None = None,
@@ -120,16 +126,35 @@ def run_build(
     reattribute_month: str | None = None,
     progress=_say,
 ) -> None:
-    """Write the configuration into the warehouse, then seed and build the dbt project."""
-    from kubeledger.warehouse import prepare_warehouse, run_dbt
+    """Write the configuration into the warehouse, then seed and build the dbt project.
 
-    prepare_warehouse()
-    dbt_vars: dict[str, str] = {}
+    A range build first allocates again every day whose billing lines changed since it was
+    allocated (SPEC §9, reallocation.py), in the same dbt run; every build then stores the
+    fingerprints of the days it allocated.
+    """
+    from kubeledger import reallocation
+    from kubeledger.warehouse import connect, prepare_warehouse, run_dbt
+
+    config = prepare_warehouse()
+    db = warehouse_path()
+    dbt_vars: dict[str, object] = {}
     if start:
         dbt_vars = {"start_date": start, "end_date": end or start}
     if reattribute_month:
         dbt_vars["reattribute_month"] = reattribute_month
     run_dbt(["seed", "--quiet"], dbt_vars=dbt_vars)
+    changed = reallocation.Reallocation()
+    if start and not full_refresh:
+        changed = reallocation.check_changed_days(
+            db,
+            lambda args: run_dbt(args, db_path=db),
+            as_of=_as_of_today(),
+            max_days_back=int(config.settings["rerun_max_days_back"]),
+        )
+        if progress is not None and (changed.days or changed.too_old):
+            progress(f"    {changed.describe()}")
+        if changed.days:
+            dbt_vars["reallocate_days"] = changed.dbt_vars()
     # Unit tests are the test suite's (`make test`); a build runs models and data tests.
     args = ["build", "--exclude", "resource_type:unit_test"]
     if full_refresh:
@@ -137,6 +162,16 @@ def run_build(
     if select:
         args += ["--select", select]
     run_dbt(args, dbt_vars=dbt_vars, progress=progress)
+    if select is None:
+        with connect(db) as con:
+            reallocation.record_allocation(
+                con,
+                first_day=dt.date.fromisoformat(start) if start and not full_refresh else None,
+                last_day=dt.date.fromisoformat(end or start)
+                if start and not full_refresh
+                else None,
+                extra_days=changed.days,
+            )
 
 
 @main.command()

@@ -62,6 +62,15 @@ scoped_lines as (
     from {{ ref('int_billing_lines_scoped') }}
 ),
 
+-- On a day without usage every in-scope line is unallocated `no_usage`, so the pools below
+-- take lines from days with usage only.
+usage_days as (
+    select distinct
+        cluster_id,
+        usage_date
+    from {{ ref('int_node_days') }}
+),
+
 unallocated as (
     select
         cluster_id,
@@ -98,17 +107,38 @@ node_hour_totals as (
 
 line_totals as (
     select
-        cluster_id,
-        charge_date as usage_date,
-        cast(sum(effective_cost) as double) as billed_cost_in_scope,
-        cast(sum(case when scope_status = 'platform_fee' then effective_cost else 0 end) as double)
-            as control_plane_fee_cost,
+        scoped_lines.cluster_id,
+        scoped_lines.charge_date as usage_date,
+        cast(sum(scoped_lines.effective_cost) as double) as billed_cost_in_scope,
         cast(
-            sum(case when scope_status = 'unattributed_network' then effective_cost else 0 end)
+            sum(
+                case
+                    when
+                        scoped_lines.scope_status = 'platform_fee'
+                        and usage_days.usage_date is not null
+                        then scoped_lines.effective_cost
+                    else 0
+                end
+            ) as double
+        ) as control_plane_fee_cost,
+        cast(
+            sum(
+                case
+                    when
+                        scoped_lines.scope_status = 'unattributed_network'
+                        and usage_days.usage_date is not null
+                        then scoped_lines.effective_cost
+                    else 0
+                end
+            )
             as double
         ) as unattributed_network_cost
     from scoped_lines
-    group by cluster_id, charge_date
+    left join usage_days
+        on
+            scoped_lines.cluster_id = usage_days.cluster_id
+            and scoped_lines.charge_date = usage_days.usage_date
+    group by scoped_lines.cluster_id, scoped_lines.charge_date
 ),
 
 -- what the ledger priced other than from the bill

@@ -48,8 +48,10 @@ reconciliation as (
     select
         cluster_id,
         usage_date,
-        is_complete
+        is_complete,
+        coalesce(is_awaiting_usage, false) as is_awaiting_usage
     from {{ ref('fct_reconciliation_daily') }}
+    where {{ close_month_filter('usage_date') }}
 ),
 
 clusters as (
@@ -64,6 +66,7 @@ settings as (
     select
         grace_days,
         deadline_days,
+        coalesce(repair_window_days, 7) as repair_window_days,
         factor_min,
         factor_max,
         unassigned_policy,
@@ -131,38 +134,34 @@ family_days as (
             and invoice_days.cost_date = estimate_days.cost_date
 ),
 
-cluster_months as (
-    select distinct
-        cluster_id,
-        cast({{ dbt.date_trunc('month', 'cost_date') }} as date) as month_start_date
-    from family_days
-    union
-    select distinct
-        cluster_id,
-        month_start_date
-    from estimate_totals
-),
-
--- A cluster's days are due from the first day it shows up in the reconciliation (or in this
--- month's usage or bill) to the end of the month; every due day must be complete.
-cluster_first_dates as (
+-- A cluster's month runs from its first to its last day with evidence in that month (a
+-- reconciliation row, ledger cost or a billing line), not over the calendar (SPEC §4). A day
+-- of that span is complete when the reconciliation says so; when it has no row at all (no
+-- usage, no in-scope billing: a cluster scaled to zero) there is nothing to allocate and it
+-- is complete; a day with billing but no usage is pending through the repair window (as of
+-- the close date) and complete after it, its lines unallocated with reason `no_usage`.
+evidence_days as (
     select
         cluster_id,
-        min(first_date) as first_date
-    from (
-        select
-            cluster_id,
-            min(usage_date) as first_date
-        from reconciliation
-        group by cluster_id
-        union all
-        select
-            cluster_id,
-            min(cost_date) as first_date
-        from family_days
-        group by cluster_id
-    ) as first_dates
-    group by cluster_id
+        usage_date as evidence_date
+    from reconciliation
+    union
+    select
+        cluster_id,
+        cost_date as evidence_date
+    from family_days
+),
+
+cluster_month_spans as (
+    select
+        cluster_id,
+        cast({{ dbt.date_trunc('month', 'evidence_date') }} as date) as month_start_date,
+        min(evidence_date) as first_date,
+        max(evidence_date) as last_date
+    from evidence_days
+    group by
+        cluster_id,
+        cast({{ dbt.date_trunc('month', 'evidence_date') }} as date)
 ),
 
 day_offsets as (
@@ -172,13 +171,15 @@ day_offsets as (
 
 calendar as (
     select
-        cluster_months.cluster_id,
-        cluster_months.month_start_date,
+        cluster_month_spans.cluster_id,
+        cluster_month_spans.month_start_date,
         cast(
-            {{ dbt.dateadd('day', 'day_offsets.day_offset', 'cluster_months.month_start_date') }}
-            as date
-        ) as calendar_date
-    from cluster_months
+            {{ dbt.dateadd(
+                'day', 'day_offsets.day_offset', 'cluster_month_spans.first_date'
+            ) }} as date
+        ) as calendar_date,
+        cluster_month_spans.last_date
+    from cluster_month_spans
     cross join day_offsets
 ),
 
@@ -187,22 +188,21 @@ due_days as (
         calendar.cluster_id,
         calendar.month_start_date,
         calendar.calendar_date,
-        coalesce(reconciliation.is_complete, false) as is_complete
+        case
+            when reconciliation.usage_date is null then true
+            when reconciliation.is_awaiting_usage
+                then {{ dbt.datediff(
+                    'calendar.calendar_date', close_as_of_date(), 'day'
+                ) }} > settings.repair_window_days
+            else coalesce(reconciliation.is_complete, false)
+        end as is_complete
     from calendar
-    left join cluster_first_dates
-        on calendar.cluster_id = cluster_first_dates.cluster_id
+    cross join settings
     left join reconciliation
         on
             calendar.cluster_id = reconciliation.cluster_id
             and calendar.calendar_date = reconciliation.usage_date
-    where
-        calendar.calendar_date < cast(
-            {{ dbt.dateadd('month', 1, 'calendar.month_start_date') }} as date
-        )
-        and (
-            cluster_first_dates.first_date is null
-            or calendar.calendar_date >= cluster_first_dates.first_date
-        )
+    where calendar.calendar_date <= calendar.last_date
 ),
 
 missing_day_lists as (

@@ -28,14 +28,26 @@ node_hours as (
     from {{ ref('int_node_hours_allocated') }}
 ),
 
+usage_days as (
+    select distinct
+        cluster_id,
+        usage_date
+    from {{ ref('int_node_days') }}
+),
+
+-- On a day without usage these lines are unallocated `no_usage` (int_unallocated_costs_daily).
 scoped_lines as (
     select
-        cluster_id,
-        charge_date,
-        scope_status,
-        effective_cost
-    from {{ ref('int_billing_lines_scoped') }}
-    where scope_status in ('platform_fee', 'unattributed_network')
+        scoped_lines.cluster_id,
+        scoped_lines.charge_date,
+        scoped_lines.scope_status,
+        scoped_lines.effective_cost
+    from {{ ref('int_billing_lines_scoped') }} as scoped_lines
+    inner join usage_days
+        on
+            scoped_lines.cluster_id = usage_days.cluster_id
+            and scoped_lines.charge_date = usage_days.usage_date
+    where scoped_lines.scope_status in ('platform_fee', 'unattributed_network')
 ),
 
 volume_costs as (

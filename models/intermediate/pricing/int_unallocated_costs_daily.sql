@@ -1,8 +1,11 @@
 -- One row per cluster, UTC day and billed in-scope resource that nothing in Kubernetes claims
 -- (SPEC §4, §8): lines the billing link selects that match no node, volume or load balancer
 -- (`no_kubernetes_object`); an instance billed on a day its node reported no usage
--- (`no_usage`); the part of an Azure scale set's day cost for instances the agent never saw
--- (`unseen_instances`). Never spread into idle.
+-- (`no_usage`), and on a day the cluster reported no usage at all every other in-scope line
+-- too (volumes, load balancers, control-plane fees, data transfer: nothing ran to allocate
+-- them to; the day is pending through the repair window, then complete, SPEC §4); the part of
+-- an Azure scale set's day cost for instances the agent never saw (`unseen_instances`).
+-- Never spread into idle.
 with
 
 scoped as (
@@ -17,6 +20,13 @@ scoped as (
         unallocated_reason,
         effective_cost
     from {{ ref('int_billing_lines_scoped') }}
+),
+
+usage_days as (
+    select distinct
+        cluster_id,
+        usage_date
+    from {{ ref('int_node_days') }}
 ),
 
 node_costs as (
@@ -41,6 +51,36 @@ unmatched as (
     from scoped
     where scope_status = 'unallocated'
     group by cluster_id, charge_date, cost_family, resource_type, resource_key, unallocated_reason
+),
+
+-- Lines of a cluster-day without usage that would otherwise go to a volume, a Service or a
+-- pool (matched instances are the remainders below).
+no_usage_lines as (
+    select
+        scoped.cluster_id,
+        scoped.charge_date as usage_date,
+        scoped.cost_family,
+        scoped.resource_type,
+        scoped.resource_key,
+        'no_usage' as unallocated_reason,
+        cast(sum(scoped.effective_cost) as double) as unallocated_cost
+    from scoped
+    left join usage_days
+        on
+            scoped.cluster_id = usage_days.cluster_id
+            and scoped.charge_date = usage_days.usage_date
+    where
+        usage_days.usage_date is null
+        and (
+            scoped.scope_status in ('platform_fee', 'unattributed_network')
+            or (scoped.scope_status = 'matched' and scoped.resource_type != 'instance')
+        )
+    group by
+        scoped.cluster_id,
+        scoped.charge_date,
+        scoped.cost_family,
+        scoped.resource_type,
+        scoped.resource_key
 ),
 
 instance_bills as (
@@ -88,6 +128,8 @@ instance_remainders as (
 
 final as (
     select * from unmatched
+    union all
+    select * from no_usage_lines
     union all
     select * from instance_remainders
     -- float noise of a split that hands out the whole bill is not a resource

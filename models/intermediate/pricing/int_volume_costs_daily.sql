@@ -26,15 +26,28 @@ clusters as (
     from {{ ref('stg_config__clusters') }}
 ),
 
+usage_days as (
+    select distinct
+        cluster_id,
+        usage_date
+    from {{ ref('int_node_days') }}
+),
+
+-- A disk billed on a day its cluster reported no usage is unallocated `no_usage`
+-- (int_unallocated_costs_daily), not a volume cost.
 volume_lines as (
     select
-        cluster_id,
-        charge_date,
-        match_key,
-        resource_key,
-        effective_cost
-    from {{ ref('int_billing_lines_scoped') }}
-    where scope_status = 'matched' and resource_type = 'volume'
+        scoped_lines.cluster_id,
+        scoped_lines.charge_date,
+        scoped_lines.match_key,
+        scoped_lines.resource_key,
+        scoped_lines.effective_cost
+    from {{ ref('int_billing_lines_scoped') }} as scoped_lines
+    inner join usage_days
+        on
+            scoped_lines.cluster_id = usage_days.cluster_id
+            and scoped_lines.charge_date = usage_days.usage_date
+    where scoped_lines.scope_status = 'matched' and scoped_lines.resource_type = 'volume'
 ),
 
 volume_prices as (

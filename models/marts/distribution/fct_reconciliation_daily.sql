@@ -4,6 +4,10 @@
 -- estimates or the ledger was priced from lines since restated. Ownership coverage = cost that
 -- resolves to a team or cost center after distribution / in-scope cost (`keep` gives the
 -- platform owner, so platform cost counts; separate pools, unowned and unallocated do not).
+-- A day is complete (SPEC §4) when usage and billing are both in and nothing is on an
+-- estimate, or when it has neither usage nor in-scope billing (nothing to allocate); a day
+-- with billing but no usage awaits usage through the repair window (as of var `as_of`) and is
+-- complete after it, its lines unallocated with reason `no_usage`.
 with
 
 cluster_costs as (
@@ -34,6 +38,22 @@ cluster_days_billed as (
         usage_date,
         is_billed
     from {{ ref('int_cluster_days_billed') }}
+),
+
+scoped_line_counts as (
+    select
+        cluster_id,
+        charge_date as usage_date,
+        count(*) as billing_line_count
+    from {{ ref('int_billing_lines_scoped') }}
+    group by cluster_id, charge_date
+),
+
+settings as (
+    select
+        repair_window_days,
+        {{ close_as_of_date() }} as as_of_date
+    from {{ ref('stg_config__settings') }}
 ),
 
 unallocated as (
@@ -142,12 +162,22 @@ final as (
         coalesce(match_rates.nodes_ran, 0) > 0 as has_usage,
         coalesce(match_rates.is_rate_card_cluster, false)
         or coalesce(cluster_days_billed.is_billed, false) as has_billing,
-        coalesce(match_rates.nodes_ran, 0) > 0
-        and (
-            coalesce(match_rates.is_rate_card_cluster, false)
-            or coalesce(cluster_days_billed.is_billed, false)
-        )
-        and coalesce(match_rates.nodes_on_estimate, 0) = 0 as is_complete
+        coalesce(scoped_line_counts.billing_line_count, 0) > 0 as has_in_scope_billing,
+        coalesce(match_rates.nodes_ran, 0) = 0
+        and coalesce(scoped_line_counts.billing_line_count, 0) > 0 as is_awaiting_usage,
+        case
+            when coalesce(match_rates.nodes_ran, 0) > 0
+                then
+                    (
+                        coalesce(match_rates.is_rate_card_cluster, false)
+                        or coalesce(cluster_days_billed.is_billed, false)
+                    )
+                    and coalesce(match_rates.nodes_on_estimate, 0) = 0
+            when coalesce(scoped_line_counts.billing_line_count, 0) = 0 then true
+            else
+                {{ dbt.datediff('cluster_costs.usage_date', 'settings.as_of_date', 'day') }}
+                > settings.repair_window_days
+        end as is_complete
     from cluster_costs
     left join owned
         on
@@ -165,6 +195,11 @@ final as (
         on
             cluster_costs.cluster_id = cluster_days_billed.cluster_id
             and cluster_costs.usage_date = cluster_days_billed.usage_date
+    left join scoped_line_counts
+        on
+            cluster_costs.cluster_id = scoped_line_counts.cluster_id
+            and cluster_costs.usage_date = scoped_line_counts.usage_date
+    cross join settings
 )
 
 select * from final

@@ -14,6 +14,10 @@ estimate; the invoice plus the estimate of the missing days) and the month seals
 Otherwise the month is sealed by `seal.seal_month` in one transaction; a month sealed before
 is refused by the database's primary key.
 
+Before anything is built or read, every day whose billing lines changed since it was allocated
+(a restated export loaded after the last build) is allocated again (SPEC §9,
+kubeledger/reallocation.py), so the ledger and the invoice slice rest on the same lines.
+
 `correct_month` recomputes a sealed month now and seals the per-line delta against the bill
 (as sealed plus earlier corrections) as a numbered correction, when anything changed.
 """
@@ -131,6 +135,7 @@ def close_month(
     as_of = as_of or utc_today()
     project = _project(project, project_dir)
     if run_dbt:
+        reallocate_changed_days(db_path, as_of, project=project, progress=progress)
         build_close_models(
             db_path, month, as_of, project=project, upstream=upstream, progress=progress
         )
@@ -169,6 +174,7 @@ def correct_month(
                 f"close it: kubeledger close --month {month}"
             )
     if run_dbt:
+        reallocate_changed_days(db_path, as_of, project=project, progress=progress)
         build_close_models(
             db_path, month, as_of, project=project, upstream=upstream, progress=progress
         )
@@ -324,6 +330,91 @@ def build_close_models(
             f"dbt could not build the close models of {month}; nothing was sealed:\n  "
             + "\n  ".join(failures or ["see the dbt log"])
         )
+
+
+def _invoke_dbt(db_path: Path | str, project: DbtProject, args: list[str], *, what: str) -> None:
+    """One in-process dbt command on `project`; raise CloseError naming `what` on failure."""
+    from dbt.cli.main import dbtRunner
+
+    command = [
+        *args,
+        "--project-dir",
+        str(project.project_dir),
+        "--profiles-dir",
+        str(project.profiles_dir),
+    ]
+    if project.target_path is not None:
+        command += ["--target-path", str(project.target_path)]
+    if project.log_path is not None:
+        command += ["--log-path", str(project.log_path)]
+    with _env(KUBELEDGER_DB=str(db_path)):
+        try:
+            result = dbtRunner().invoke(command)
+        finally:
+            release_dbt_connection()
+    if result.exception is not None:
+        raise CloseError(f"dbt could not {what}: {result.exception}")
+    if not result.success:
+        failures = [
+            f"{node_result.node.name}: {node_result.message}"
+            for node_result in getattr(result.result, "results", None) or []
+            if str(node_result.status) in ("error", "fail", "runtime error")
+        ]
+        raise CloseError(
+            f"dbt could not {what}; nothing was sealed:\n  "
+            + "\n  ".join(failures or ["see the dbt log"])
+        )
+
+
+def _rerun_max_days_back(db_path: Path | str) -> int:
+    with _connect(db_path) as con:
+        relation = find_relation(con, "stg_config__settings")
+        if relation is None:
+            return 92
+        row = con.execute(f"select max(rerun_max_days_back) from {relation}").fetchone()
+    return int(row[0]) if row and row[0] is not None else 92
+
+
+def reallocate_changed_days(
+    db_path: Path | str,
+    as_of: dt.date,
+    *,
+    project: DbtProject | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[dt.date]:
+    """Allocate again every day whose billing lines changed since it was allocated (inside
+    the re-run window as of `as_of`), with the whole project; return those days."""
+    from kubeledger import reallocation
+
+    project = project or DbtProject()
+    changed = reallocation.check_changed_days(
+        db_path,
+        lambda args: _invoke_dbt(
+            db_path, project, args, what="fingerprint the current billing lines"
+        ),
+        as_of=as_of,
+        max_days_back=_rerun_max_days_back(db_path),
+    )
+    if progress is not None and (changed.days or changed.too_old):
+        progress(changed.describe())
+    if not changed.days:
+        return []
+    first = changed.days[0]
+    dbt_vars = {
+        "start_date": first.isoformat(),
+        "end_date": first.isoformat(),
+        "reallocate_days": changed.dbt_vars(),
+        "as_of": as_of.isoformat(),
+    }
+    args = ["build", "--exclude-resource-type", "unit_test", "--vars", json.dumps(dbt_vars)]
+    if progress is None:
+        args.append("--quiet")
+    _invoke_dbt(db_path, project, args, what="re-allocate the days whose billing lines changed")
+    with _connect(db_path) as con:
+        reallocation.record_allocation(
+            con, first_day=first, last_day=first, extra_days=changed.days
+        )
+    return changed.days
 
 
 def release_dbt_connection() -> None:

@@ -5,7 +5,9 @@ One `dbt build` per run, over the run's partition range: `--vars {"start_date": 
 those days (macros/incremental/) and data health measure repair windows from the run's date.
 dbt data tests arrive as asset checks (unit tests are for `make test`, not for every run).
 Before dbt runs, the run is checked against the 92-day limit and logged in `ops.rerun_log`
-(see rerun_log.py).
+(see rerun_log.py), and every day whose billing lines changed since it was allocated is added
+to the run (var `reallocate_days`, SPEC §9, kubeledger/reallocation.py); after it, the
+fingerprints of the days allocated are stored.
 
 Every raw and config source maps to the landing asset, so the models sit downstream of it
 (and of its blocking expectation checks).
@@ -29,6 +31,7 @@ from kubeledger.dagster.partitions import daily_partitions
 from kubeledger.dagster.rerun_log import record_finished, record_started
 from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
 from kubeledger.dagster.run_scope import scope_of
+from kubeledger.reallocation import check_changed_days, record_allocation
 
 # Sources written by the landing asset (the loader, the config tables, the ops tables).
 LANDED_SCHEMAS = ("raw", "config", "ops")
@@ -79,9 +82,31 @@ def ledger_models(
         record_started(con, scope)
     succeeded = False
     try:
+        from kubeledger.warehouse import run_dbt
+
+        changed = check_changed_days(
+            warehouse.db(),
+            lambda command: run_dbt(command, db_path=warehouse.db()),
+            as_of=scope.as_of,
+            max_days_back=int(settings["rerun_max_days_back"]),
+        )
+        if changed.days or changed.too_old:
+            context.log.info(changed.describe())
+        dbt_vars: dict[str, Any] = dict(scope.dbt_vars)
+        if changed.days:
+            dbt_vars["reallocate_days"] = changed.dbt_vars()
         args = ["build", "--exclude-resource-type", "unit_test"]
-        args += ["--vars", json.dumps(scope.dbt_vars)]
+        args += ["--vars", json.dumps(dbt_vars)]
         yield from dbt.cli(args, context=context).stream()
+        # Only a run of every model allocates its days (a subset leaves the others as they were).
+        if len(context.selected_asset_keys) == len(context.assets_def.keys):
+            with warehouse.connect() as con:
+                record_allocation(
+                    con,
+                    first_day=scope.first_day,
+                    last_day=scope.last_day,
+                    extra_days=changed.days,
+                )
         succeeded = True
     finally:
         with warehouse.connect() as con:
