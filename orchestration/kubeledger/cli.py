@@ -206,7 +206,7 @@ def _register_optional_commands() -> None:
     import importlib
 
     for module_name, names in (
-        ("kubeledger.close.commands", ("close", "bill", "explain", "correct")),
+        ("kubeledger.close.commands", ("close", "bill", "explain", "correct", "verify")),
         ("kubeledger.report.commands", ("report",)),
         ("kubeledger.export.commands", ("export",)),
         ("kubeledger.bench.commands", ("bench",)),
