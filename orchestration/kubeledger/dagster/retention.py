@@ -15,14 +15,10 @@ import duckdb
 from dagster import OpExecutionContext, job, op
 
 from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
+from kubeledger.load.sql import BILLING_LINE_ID_SQL
 from kubeledger.quality.tables import BILLING_TABLES
 
 SEALED_REFS = "sealed.sealed_billing_line_refs"
-# staging's billing_line_id: md5 of `source_file | source_row_number`, nulls as '<null>'.
-BILLING_LINE_ID_SQL = (
-    "md5(coalesce(cast(_source_file as varchar), '<null>') || '|' || "
-    "coalesce(cast(cast(_row_number as bigint) as varchar), '<null>'))"
-)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ For each file: recognise it by its header, stage it (DuckDB reads it into a temp
 file order, every column varchar), send rows with unreadable typed values to raw.quarantine,
 and append the rest to its raw table. Once every file is in, rows of earlier loads that the
 new files restate (same billing period and account, same cluster and hour, same supplementary
-file path) are deleted. See docs/landing-and-raw.md.
+file path) are deleted, except billing rows a sealed bill references: those are kept, marked
+`_superseded_at` (staging skips them), so a sealed line stays traceable to its file and row.
+See docs/landing-and-raw.md.
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ from kubeledger.load.json_reader import json_source
 from kubeledger.load.parquet_reader import parquet_source
 from kubeledger.load.schema import LOADED_FILES_COLUMNS, QUARANTINE_COLUMNS, ensure_raw_schema
 from kubeledger.load.source import Source
-from kubeledger.load.sql import ident, lit, readable_number_sql, readable_timestamp_sql
+from kubeledger.load.sql import (
+    BILLING_LINE_ID_SQL,
+    ident,
+    lit,
+    readable_number_sql,
+    readable_timestamp_sql,
+)
 from kubeledger.load.summary import FileResult, LoadSummary
 
 Progress = Callable[[str], None]
@@ -471,12 +479,24 @@ def _replace_restated(
         )
         earlier = f"{spec.qualified_table} as r"
         match = f"{k1} = k.k1 and {k2} = k.k2 and r._loaded_at <> {loaded_at_sql}"
+        if spec.kind == "billing":
+            # superseded rows stay superseded: a later restatement never deletes them
+            match += " and r._superseded_at is null"
         affected = con.execute(
             f"select k.file_index, r._file_hash, r._loaded_at, count(*) "
             f"from {earlier} join {keys} as k on {match} group by all"
         ).fetchall()
         if not affected:
             continue
+        kept = 0
+        sealed = _sealed_reference_sql(con) if spec.kind == "billing" else None
+        if sealed is not None:
+            # Lines a sealed bill references are kept, marked superseded (SPEC §11).
+            kept = con.execute(
+                f"update {spec.qualified_table} as r set _superseded_at = {loaded_at_sql} "
+                f"from {keys} as k where {match} and {sealed}"
+            ).fetchone()[0]
+            match += f" and not {sealed}"
         con.execute(f"delete from {spec.qualified_table} as r using {keys} as k where {match}")
         replaced_loads = sorted({(file_hash, at) for _, file_hash, at, _ in affected})
         for file_index, _, _, count in affected:
@@ -486,9 +506,10 @@ def _replace_restated(
                 "update raw.loaded_files set replaced_at = ? where file_hash = ? and loaded_at = ?",
                 [loaded_at, file_hash, at],
             )
+            current = " and _superseded_at is null" if spec.kind == "billing" else ""
             (remaining,) = con.execute(
                 f"select count(*) from {spec.qualified_table} "
-                "where _file_hash = ? and _loaded_at = ?",
+                f"where _file_hash = ? and _loaded_at = ?{current}",
                 [file_hash, at],
             ).fetchone()
             if remaining == 0:
@@ -502,8 +523,27 @@ def _replace_restated(
             f"replaced {total:,} rows of {len(replaced_loads)} earlier "
             f"file{'s' if len(replaced_loads) != 1 else ''} in raw.{raw_table} "
             f"({_restatement_unit(spec)})"
+            + (
+                f"; kept {kept:,} of them, marked superseded: a sealed bill references them"
+                if kept
+                else ""
+            )
         )
     return lines
+
+
+def _sealed_reference_sql(con: duckdb.DuckDBPyConnection) -> str | None:
+    """SQL true for a raw billing row (alias r) a sealed bill references; None: no seals."""
+    (exists,) = con.execute(
+        "select count(*) from information_schema.tables "
+        "where table_schema = 'sealed' and table_name = 'sealed_billing_line_refs'"
+    ).fetchone()
+    if not exists:
+        return None
+    row_id = BILLING_LINE_ID_SQL.replace("_source_file", "r._source_file").replace(
+        "_row_number", "r._row_number"
+    )
+    return f"{row_id} in (select billing_line_id from sealed.sealed_billing_line_refs)"
 
 
 def _restatement_unit(spec: FormatSpec) -> str:
