@@ -294,3 +294,11 @@ def test_a_seal_interrupted_after_its_commit_is_finalized_by_verify(tmp_path, mo
     assert (folder / "manifest.json").exists()
     assert any("finalized the copy" in note for note in report.notes)
     con.close()
+
+
+def test_the_report_refuses_a_month_that_fails_verification(sealed):
+    from kubeledger.report.data import ReportError, load_report_data
+
+    sealed.execute(f"delete from {SCHEMA}.sealed_billing_line_refs where billing_line_id = 'bl-1'")
+    with pytest.raises(ReportError, match="month 2026-10 fails verification"):
+        load_report_data(sealed, MONTH)
