@@ -65,6 +65,7 @@ class _Planned:
     plan: ColumnPlan
     cluster_id: str | None
     result: FileResult
+    stamp: tuple[int, int] = (0, 0)  # (size, mtime_ns) when it was hashed
 
 
 def load_landing(
@@ -214,6 +215,27 @@ def _file_hash(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+def _stamp(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_size, info.st_mtime_ns
+
+
+def _refuse_if_changed(item: _Planned) -> None:
+    """The rows staged are those of the bytes hashed: refuse a file that changed in between
+    (size, mtime or content), or a later load would skip the complete file as loaded."""
+    try:
+        same = _stamp(item.path) == item.stamp and _file_hash(item.path) == item.file_hash
+    except OSError:
+        same = False
+    if not same:
+        raise LoadError(
+            item.source_file,
+            "changed while it was being loaded (its size, time or content differs from when "
+            "it was hashed); nothing of this load was kept.",
+            fix="Wait until the export or copy of the file is complete, then load again.",
+        )
+
+
 def _plan(
     con: duckdb.DuckDBPyConnection, landing: Path, summary: LoadSummary, progress: Progress
 ) -> list[_Planned]:
@@ -228,6 +250,7 @@ def _plan(
             summary.files.append(result)
             progress(result.line())
             continue
+        stamp = _stamp(path)
         file_hash = _file_hash(path)
         earlier = _same_content_loaded(
             loaded.get(file_hash, []),
@@ -285,7 +308,16 @@ def _plan(
         )
         planned.append(
             _Planned(
-                len(planned), path, source_file, file_hash, spec, source, plan, cluster_id, result
+                len(planned),
+                path,
+                source_file,
+                file_hash,
+                spec,
+                source,
+                plan,
+                cluster_id,
+                result,
+                stamp,
             )
         )
     return planned
@@ -388,6 +420,7 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
             fix="It may be truncated or damaged: re-export or re-download it. Nothing of this "
             "load was kept.",
         ) from exc
+    _refuse_if_changed(item)
     base, total = con.execute(f"select min(rowid), count(*) from {_STAGE}").fetchone()
     base = base or 0
     row_number = f"(rowid - {base} + 1)"
