@@ -126,9 +126,28 @@ def run_build(
     run_dbt(args, dbt_vars=dbt_vars, progress=progress)
 
 
+def _date_option(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A --start/--end value: a real date YYYY-MM-DD (it becomes a dbt var pasted into SQL)."""
+    from kubeledger.dbt_vars import DbtVarError, parse_date
+
+    if value is None:
+        return None
+    try:
+        return parse_date(f"--{param.name}", value).isoformat()
+    except DbtVarError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
 @main.command()
-@click.option("--start", default=None, help="First day to (re)allocate, YYYY-MM-DD.")
-@click.option("--end", default=None, help="Last day to (re)allocate (default: --start).")
+@click.option(
+    "--start", default=None, callback=_date_option, help="First day to (re)allocate, YYYY-MM-DD."
+)
+@click.option(
+    "--end",
+    default=None,
+    callback=_date_option,
+    help="Last day to (re)allocate (default: --start).",
+)
 @click.option("--full-refresh", is_flag=True, help="Rebuild every incremental model.")
 @click.option("--select", default=None, help="A dbt selector, e.g. marts.")
 @click.option(

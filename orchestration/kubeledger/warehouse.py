@@ -76,6 +76,12 @@ def run_dbt(
     """Run one dbt command on the project in-process; raise DbtError when a node fails."""
     from dbt.cli.main import dbtRunner
 
+    from kubeledger.dbt_vars import DbtVarError, check_dbt_vars
+
+    try:
+        check_dbt_vars(dbt_vars)
+    except DbtVarError as exc:
+        raise DbtError(f"dbt {' '.join(args)} not run: {exc}") from exc
     path = Path(db_path) if db_path is not None else warehouse_path()
     os.environ["KUBELEDGER_DB"] = str(path)
     command = [

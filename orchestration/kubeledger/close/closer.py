@@ -283,6 +283,12 @@ def build_close_models(
     if upstream:
         selector = "+" + CLOSE_SELECTOR
         dbt_vars.update(start_date=first.isoformat(), end_date=last.isoformat())
+    from kubeledger.dbt_vars import DbtVarError, check_dbt_vars
+
+    try:
+        check_dbt_vars(dbt_vars)
+    except DbtVarError as exc:
+        raise CloseError(str(exc)) from exc
     args = [
         "build",
         "--select",

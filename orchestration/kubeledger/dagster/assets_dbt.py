@@ -29,6 +29,7 @@ from kubeledger.dagster.partitions import daily_partitions
 from kubeledger.dagster.rerun_log import record_finished, record_started
 from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
 from kubeledger.dagster.run_scope import scope_of
+from kubeledger.dbt_vars import check_dbt_vars
 
 # Sources written by the landing asset (the loader, the config tables, the ops tables).
 LANDED_SCHEMAS = ("raw", "config", "ops")
@@ -80,7 +81,7 @@ def ledger_models(
     succeeded = False
     try:
         args = ["build", "--exclude-resource-type", "unit_test"]
-        args += ["--vars", json.dumps(scope.dbt_vars)]
+        args += ["--vars", json.dumps(check_dbt_vars(scope.dbt_vars))]
         yield from dbt.cli(args, context=context).stream()
         succeeded = True
     finally:

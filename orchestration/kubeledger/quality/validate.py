@@ -80,7 +80,9 @@ def frame_sql(
     derived = "".join(f",\n    {sql} as {ident(name)}" for name, sql in suite.derived.items())
     where = "true"
     if table.day_column is not None and first_day is not None and last_day is not None:
-        where = f"{table.day_sql()} between date '{first_day}' and date '{last_day}'"
+        # dates as dates, whatever the caller passed: nothing but YYYY-MM-DD reaches the SQL
+        first, last = (dt.date.fromisoformat(str(day)).isoformat() for day in (first_day, last_day))
+        where = f"{table.day_sql()} between date '{first}' and date '{last}'"
     return (
         "select\n"
         f"    _source_file, _row_number, {table.cluster_sql()} as _cluster,\n"
