@@ -31,7 +31,24 @@ def _done(started: float, what: str = "done") -> None:
     click.echo(f"    {what} in {time.monotonic() - started:.1f}s")
 
 
-@click.group()
+class _Main(click.Group):
+    """The command group; a warehouse held by another process is an error, not a traceback."""
+
+    def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's own signature
+        import duckdb
+
+        from kubeledger.contention import busy_message
+
+        try:
+            return super().invoke(ctx)
+        except duckdb.IOException as exc:
+            message = busy_message(str(exc))
+            if message is None:
+                raise
+            raise click.ClickException(message) from exc
+
+
+@click.group(cls=_Main)
 @click.version_option(package_name="kubeledger")
 def main() -> None:
     """kubeledger: Kubernetes cost ledger that sums to the cloud invoice to the cent."""

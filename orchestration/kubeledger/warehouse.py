@@ -107,11 +107,20 @@ def run_dbt(
     finally:
         _release_duckdb()
     if result.exception is not None:
-        raise DbtError(f"dbt {' '.join(args)} failed: {result.exception}")
+        raise DbtError(_busy_or(f"dbt {' '.join(args)} failed: {result.exception}"))
     if not result.success:
         failures = []
         for node_result in getattr(result.result, "results", None) or []:
             if str(node_result.status) in ("error", "fail", "runtime error"):
                 failures.append(f"{node_result.node.name}: {node_result.message}")
-        raise DbtError(f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"]))
+        raise DbtError(
+            _busy_or(f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"]))
+        )
     return result
+
+
+def _busy_or(message: str) -> str:
+    """dbt's failure, or, when it failed because another process holds the file, that."""
+    from kubeledger.contention import busy_message
+
+    return busy_message(message) or message

@@ -319,7 +319,10 @@ def build_close_models(
         finally:
             release_dbt_connection()
     if result.exception is not None:
-        raise CloseError(f"dbt could not build the close models of {month}: {result.exception}")
+        from kubeledger.contention import busy_message
+
+        text = f"dbt could not build the close models of {month}: {result.exception}"
+        raise CloseError(busy_message(text) or text)
     if not result.success:
         failures = [
             f"{node_result.node.name}: {node_result.message}"

@@ -23,10 +23,11 @@ from dagster import (
     asset,
 )
 
+from kubeledger.contention import busy_message
 from kubeledger.dagster.assets_dbt import TRANSLATOR
 from kubeledger.dagster.dbt_project import DBT_MANIFEST, dbt_target_path
 from kubeledger.dagster.partitions import monthly_partitions
-from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
+from kubeledger.dagster.resources import WAREHOUSE_POOL, WAREHOUSE_RETRY, WarehouseResource
 
 CLOSE_KEY = "monthly_close"
 
@@ -106,6 +107,7 @@ def _require_verified(warehouse: WarehouseResource, month: str, outcomes: dict[s
     partitions_def=monthly_partitions,
     backfill_policy=BackfillPolicy.single_run(),
     pool=WAREHOUSE_POOL,
+    retry_policy=WAREHOUSE_RETRY,
     deps=_close_model_keys(),
     group_name="close",
     kinds={"duckdb", "python"},
@@ -143,6 +145,9 @@ def monthly_close(
             context.log.info(str(exc))
             continue
         except closer.CloseError as exc:
+            if busy_message(str(exc)) is not None:
+                context.log.warning(str(exc))
+                raise  # another process holds the warehouse: the retry policy tries again
             month_end = closer.month_bounds(month)[1]
             status = close_status(exc.rows, month_end, as_of, grace_days)
             raise Failure(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import duckdb
 from dagster import OpExecutionContext, job, op
 
-from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
+from kubeledger.dagster.resources import WAREHOUSE_POOL, WAREHOUSE_RETRY, WarehouseResource
 from kubeledger.load.sql import BILLING_LINE_ID_SQL
 from kubeledger.quality.tables import BILLING_TABLES
 
@@ -70,7 +70,7 @@ def prune_raw_billing(
     return results
 
 
-@op(pool=WAREHOUSE_POOL)
+@op(pool=WAREHOUSE_POOL, retry_policy=WAREHOUSE_RETRY)
 def prune_raw_billing_rows(context: OpExecutionContext, warehouse: WarehouseResource) -> None:
     """Prune raw billing rows past retention (sealed lines kept)."""
     settings = warehouse.settings()
