@@ -26,7 +26,7 @@ from kubeledger.load.columns import ColumnPlan, plan_columns
 from kubeledger.load.csv_reader import csv_source
 from kubeledger.load.detect import Sniffed, first_line, is_manifest, match_format, sniff
 from kubeledger.load.errors import LoadError
-from kubeledger.load.formats import FORMATS, FormatSpec, IgnoredFormat
+from kubeledger.load.formats import FORMATS, ROW_ADDRESS, FormatSpec, IgnoredFormat
 from kubeledger.load.json_reader import json_source
 from kubeledger.load.parquet_reader import parquet_source
 from kubeledger.load.schema import LOADED_FILES_COLUMNS, QUARANTINE_COLUMNS, ensure_raw_schema
@@ -35,6 +35,7 @@ from kubeledger.load.sql import (
     BILLING_LINE_ID_SQL,
     ident,
     lit,
+    parse_timestamp_sql,
     readable_number_sql,
     readable_timestamp_sql,
 )
@@ -433,9 +434,10 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
     if problems:
         (bad_rows,) = con.execute(f"select count(*) from {_STAGE} where {any_bad}").fetchone()
         names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
+        address = _row_address_sql(item)
         parts = [
             f"select {lit(item.source_file)}, {row_number}, {lit(spec.name)}, {lit(col)}, "
-            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)} "
+            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)}, {address} "
             f"from {_STAGE} where {sql}"
             for col, reason, sql in problems
         ]
@@ -475,6 +477,35 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
     result.rows_quarantined = bad_rows
     result.period_key = _period_key_text(con, item)
     con.execute(f"drop table {_STAGE}")
+
+
+def _row_address_sql(item: _Planned) -> str:
+    """SQL over a staged row: the cluster, UTC day and billing account it would have fed, each
+    NULL when it does not read (data health counts a quarantined row there)."""
+    day_column, cluster_column, account = ROW_ADDRESS.get(item.spec.raw_table, (None, None, None))
+    present = set(item.plan.present)
+    if item.spec.has_cluster_id:
+        cluster = lit(item.cluster_id or "")
+    elif cluster_column in present:
+        cluster = ident(cluster_column)
+    else:
+        cluster = "null"
+    day = "null"
+    if day_column in present:
+        day = f"cast(timezone('UTC', {parse_timestamp_sql(ident(day_column))}) as date)"
+    account_sql = "null"
+    if account is not None and all(
+        name in present for name in _names_in(account, item.spec.columns)
+    ):
+        account_sql = account
+    return (
+        f"nullif(trim(cast({cluster} as varchar)), ''), {day}, "
+        f"nullif(trim(cast({account_sql} as varchar)), '')"
+    )
+
+
+def _names_in(expression: str, columns: tuple[str, ...]) -> list[str]:
+    return [name for name in columns if name in expression]
 
 
 def _period_key_text(con: duckdb.DuckDBPyConnection, item: _Planned) -> str | None:

@@ -26,6 +26,10 @@ QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("raw_value", "varchar"),
     ("_loaded_at", "timestamp"),
     ("_file_hash", "varchar"),
+    # what of the row reads: the cluster and day it would have fed, its billing account
+    ("_cluster_id", "varchar"),
+    ("usage_date", "date"),
+    ("billing_account_id", "varchar"),
 )
 
 LOADED_FILES_COLUMNS: tuple[tuple[str, str], ...] = (
