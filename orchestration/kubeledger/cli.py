@@ -125,9 +125,17 @@ def run_build(
     progress=_say,
 ) -> None:
     """Write the configuration into the warehouse, then seed and build the dbt project."""
+    from kubeledger.quality_gate import run_quality_gate
     from kubeledger.warehouse import prepare_warehouse, run_dbt
 
     prepare_warehouse()
+    # the raw-data expectations block the build before any model, as in Dagster
+    run_quality_gate(
+        warehouse_path(),
+        dt.date.fromisoformat(start) if start else None,
+        dt.date.fromisoformat(end or start) if start else None,
+        progress=progress,
+    )
     dbt_vars: dict[str, str] = {}
     if start:
         dbt_vars = {"start_date": start, "end_date": end or start}
@@ -180,7 +188,8 @@ def build(
     select: str | None,
     reattribute_month: str | None,
 ) -> None:
-    """Build the warehouse with dbt (models and their tests)."""
+    """Build the warehouse with dbt (models and their tests), after the quality gate."""
+    from kubeledger.quality_gate import QualityGateError
     from kubeledger.warehouse import DbtError
 
     started = _step(f"building {warehouse_path()} with {config_path().name}")
@@ -192,7 +201,7 @@ def build(
             select=select,
             reattribute_month=reattribute_month,
         )
-    except (DbtError, ConfigError) as exc:
+    except (DbtError, ConfigError, QualityGateError) as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
 
@@ -208,6 +217,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     from kubeledger import report_console
     from kubeledger.generate import generate_fleet
     from kubeledger.load import load_landing
+    from kubeledger.quality_gate import QualityGateError
     from kubeledger.warehouse import DbtError, prepare_warehouse
 
     os.environ.setdefault("KUBELEDGER_DB", str(out_dir / "kubeledger.duckdb"))
@@ -223,10 +233,10 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     summary = load_landing(db, out_dir / "landing", progress=None)
     click.echo(f"    {summary.total_line()}")
     _done(started)
-    started = _step("building the ledger (dbt seed + build)")
+    started = _step("building the ledger (quality gate, dbt seed + build)")
     try:
         run_build(progress=None)
-    except DbtError as exc:
+    except (DbtError, QualityGateError) as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
