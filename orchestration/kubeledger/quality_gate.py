@@ -39,6 +39,7 @@ def run_quality_gate(
 ) -> list[TableValidation]:
     """Validate the raw tables (of [first_day, last_day], else all); raise QualityGateError."""
     with duckdb.connect(str(db_path)) as con:
+        con.execute("set enable_progress_bar = false")  # the build prints its own progress
         validations = validate_raw_tables(con, first_day, last_day)
         _record(con, validations, first_day, last_day)
     failed = [validation for validation in validations if not validation.success]
