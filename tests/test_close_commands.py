@@ -140,3 +140,45 @@ def test_close_again_is_refused_and_correct_finds_no_change(sealed_env):
     correct = invoke(sealed_env, commands.correct, "--month", MONTH, "--as-of", "2026-11-06")
     assert correct.exit_code == 0, correct.output
     assert "no change: 2026-10 recomputed now bills every line as sealed" in correct.output
+
+
+def tampered_copy(env: dict[str, str], tmp_path) -> dict[str, str]:
+    """The sealed warehouse and its seal copies, copied under the same names elsewhere."""
+    import shutil
+    from pathlib import Path
+
+    db = Path(env["KUBELEDGER_DB"])
+    shutil.copy(db, tmp_path / db.name)
+    shutil.copytree(db.parent / f"{db.name}.seals", tmp_path / f"{db.name}.seals")
+    return {**env, "KUBELEDGER_DB": str(tmp_path / db.name)}
+
+
+def test_verify_passes_then_names_a_one_dollar_move_and_bill_explain_refuse(sealed_env, tmp_path):
+    ok = invoke(sealed_env, commands.verify)
+    assert ok.exit_code == 0, ok.output
+    assert "verified every month: 1 sealed artifact(s) (2026-10) match" in ok.output
+    assert invoke(sealed_env, commands.verify, "--month", MONTH).exit_code == 0
+
+    env = tampered_copy(sealed_env, tmp_path)
+    with duckdb.connect(env["KUBELEDGER_DB"]) as con:
+        # $1 from cc-b to cc-a: the slice still sums to its target
+        con.execute(
+            "update sealed.sealed_bill_lines set billed_cost = billed_cost + 1 "
+            "where line_id = 'c1|compute|cc-a'"
+        )
+        con.execute(
+            "update sealed.sealed_bill_lines set billed_cost = billed_cost - 1 "
+            "where line_id = 'c1|compute|cc-b'"
+        )
+    failed = invoke(env, commands.verify)
+    assert failed.exit_code == 1
+    assert (
+        "slice c1/compute, line c1|compute|cc-a: billed_cost is 104.34 in the warehouse, "
+        "103.34 as sealed" in failed.stderr
+    )
+    assert "line c1|compute|cc-b: billed_cost is 102.33 in the warehouse" in failed.stderr
+    bill = invoke(env, commands.bill, "--month", MONTH)
+    assert bill.exit_code == 1
+    assert "month 2026-10 fails verification, so it is not presented" in bill.output
+    explain = invoke(env, commands.explain, "--month", MONTH, "--line", "c1|compute|cc-a")
+    assert explain.exit_code == 1 and "fails verification" in explain.output

@@ -97,3 +97,15 @@ def test_a_blocked_month_is_retried_until_the_deadline_then_sealed_partial(close
     (materialization,) = again.asset_materializations_for_node("monthly_close")
     assert materialization.metadata["outcome"].value == '{"2026-10": "already_sealed"}'
     assert len(_bills(close_warehouse)) == 1
+
+    # someone edits a sealed line: the next close attempt fails naming it, and never heals
+    with duckdb.connect(str(close_warehouse)) as con:
+        con.execute(
+            "update sealed.sealed_bill_lines set billed_cost = billed_cost + 1 "
+            "where line_id = 'c1|compute|cc-a'"
+        )
+    tampered = _close(close_warehouse, "2026-11-12")
+    assert not tampered.success
+    message = step_failures(tampered)["monthly_close"]
+    assert "close of 2026-10: the sealed month fails verification" in message
+    assert "slice c1/compute, line c1|compute|cc-a: billed_cost is" in message

@@ -200,6 +200,7 @@ def test_a_bill_seals_with_its_lines_slices_and_billing_line_references(con):
         "sealed_billing_line_refs": 2,  # September's line is not in October's slice
         "correction_bills": 0,
         "correction_bill_lines": 0,
+        "seal_digests": 1,  # the bill's hash, chained (none before it)
     }
     assert con.execute(
         f"select billed_cost from {SCHEMA}.sealed_bill_lines where line_id = 'c1|compute|cc-a'"

@@ -89,6 +89,7 @@ raw_aws_cur2 as (
             ('savings_plan_used_commitment', 'savings_plan_used_commitment'),
         ]) }}
     from {{ source('aws', 'cur2') }}
+    where _superseded_at is null  -- kept only for the seals that reference them
 ),
 
 typed_aws_cur2 as (
@@ -184,6 +185,7 @@ raw_aws_cur_legacy as (
             ('savingsPlan/UsedCommitment', 'savings_plan_used_commitment'),
         ]) }}
     from {{ source('aws', 'cur_legacy') }}
+    where _superseded_at is null  -- kept only for the seals that reference them
 ),
 
 typed_aws_cur_legacy as (
@@ -258,6 +260,7 @@ raw_gcp as (
             ('cost', 'gcp_cost'), ('credits', 'credits'),
         ]) }}
     from {{ source('gcp', 'billing_export') }}
+    where _superseded_at is null  -- kept only for the seals that reference them
 ),
 
 files_gcp as (
@@ -280,6 +283,7 @@ raw_azure as (
             ('CostInBillingCurrency', 'cost_in_billing_currency'), ('Cost', 'ea_cost'),
         ]) }}
     from {{ source('azure', 'cost_details') }}
+    where _superseded_at is null  -- kept only for the seals that reference them
 ),
 
 files_azure as (
@@ -310,6 +314,7 @@ raw_focus as (
             ('BilledCost', 'billed_cost'), ('EffectiveCost', 'effective_cost'),
         ]) }}
     from {{ source('focus', 'billing') }}
+    where _superseded_at is null  -- kept only for the seals that reference them
 ),
 
 files_focus as (

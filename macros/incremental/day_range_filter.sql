@@ -1,10 +1,13 @@
 {#- Restricts an incremental model to the days of this run: the range of vars `start_date` and
-    `end_date` (set by a Dagster partition or `kubeledger build --start/--end`), plus the days
-    of var `reallocate_days` (a list of `YYYY-MM-DD`: days whose billing lines changed since
-    they were allocated, which the orchestration allocates again in the same run, SPEC §9).
-    On a full build, or an incremental run without a range, every day is (re)computed. -#}
+    `end_date` (set by a Dagster partition or `kubeledger build --start/--end`, each checked to
+    be a date by date_var), plus the days of var `reallocate_days` (a list of `YYYY-MM-DD`: days
+    whose billing lines changed since they were allocated, which the orchestration allocates
+    again in the same run, SPEC §9). On a full build, or an incremental run without a range,
+    every day is (re)computed. -#}
 {% macro day_range_filter(date_column) -%}
-    {%- if is_incremental() and var('start_date', none) -%}
+    {%- set start_date = date_var('start_date') -%}
+    {%- if is_incremental() and start_date -%}
+        {%- set end_date = date_var('end_date', start_date) -%}
         {%- set extra_days = var('reallocate_days', none) or [] -%}
         {%- for day in extra_days -%}
             {%- if not modules.re.match('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', day | string) -%}
@@ -13,8 +16,8 @@
                 ) }}
             {%- endif -%}
         {%- endfor -%}
-        ({{ date_column }} between cast('{{ var("start_date") }}' as date)
-            and cast('{{ var("end_date", none) or var("start_date") }}' as date)
+        ({{ date_column }} between cast('{{ start_date }}' as date)
+            and cast('{{ end_date }}' as date)
         {%- if extra_days %}
             or {{ date_column }} in (
                 {%- for day in extra_days %}cast('{{ day }}' as date)

@@ -31,7 +31,24 @@ def _done(started: float, what: str = "done") -> None:
     click.echo(f"    {what} in {time.monotonic() - started:.1f}s")
 
 
-@click.group()
+class _Main(click.Group):
+    """The command group; a warehouse held by another process is an error, not a traceback."""
+
+    def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's own signature
+        import duckdb
+
+        from kubeledger.contention import busy_message
+
+        try:
+            return super().invoke(ctx)
+        except duckdb.IOException as exc:
+            message = busy_message(str(exc))
+            if message is None:
+                raise
+            raise click.ClickException(message) from exc
+
+
+@click.group(cls=_Main)
 @click.version_option(package_name="kubeledger")
 def main() -> None:
     """kubeledger: Kubernetes cost ledger that sums to the cloud invoice to the cent."""
@@ -126,17 +143,26 @@ def run_build(
     reattribute_month: str | None = None,
     progress=_say,
 ) -> None:
-    """Write the configuration into the warehouse, then seed and build the dbt project.
+    """Write the configuration into the warehouse, run the quality gate, then seed and build
+    the dbt project.
 
     A range build first allocates again every day whose billing lines changed since it was
     allocated (SPEC §9, reallocation.py), in the same dbt run; every build then stores the
     fingerprints of the days it allocated.
     """
     from kubeledger import reallocation
+    from kubeledger.quality_gate import run_quality_gate
     from kubeledger.warehouse import connect, prepare_warehouse, run_dbt
 
     config = prepare_warehouse()
     db = warehouse_path()
+    # the raw-data expectations block the build before any model, as in Dagster
+    run_quality_gate(
+        db,
+        dt.date.fromisoformat(start) if start else None,
+        dt.date.fromisoformat(end or start) if start else None,
+        progress=progress,
+    )
     dbt_vars: dict[str, object] = {}
     if start:
         dbt_vars = {"start_date": start, "end_date": end or start}
@@ -174,9 +200,28 @@ def run_build(
             )
 
 
+def _date_option(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A --start/--end value: a real date YYYY-MM-DD (it becomes a dbt var pasted into SQL)."""
+    from kubeledger.dbt_vars import DbtVarError, parse_date
+
+    if value is None:
+        return None
+    try:
+        return parse_date(f"--{param.name}", value).isoformat()
+    except DbtVarError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
 @main.command()
-@click.option("--start", default=None, help="First day to (re)allocate, YYYY-MM-DD.")
-@click.option("--end", default=None, help="Last day to (re)allocate (default: --start).")
+@click.option(
+    "--start", default=None, callback=_date_option, help="First day to (re)allocate, YYYY-MM-DD."
+)
+@click.option(
+    "--end",
+    default=None,
+    callback=_date_option,
+    help="Last day to (re)allocate (default: --start).",
+)
 @click.option("--full-refresh", is_flag=True, help="Rebuild every incremental model.")
 @click.option("--select", default=None, help="A dbt selector, e.g. marts.")
 @click.option(
@@ -192,7 +237,8 @@ def build(
     select: str | None,
     reattribute_month: str | None,
 ) -> None:
-    """Build the warehouse with dbt (models and their tests)."""
+    """Build the warehouse with dbt (models and their tests), after the quality gate."""
+    from kubeledger.quality_gate import QualityGateError
     from kubeledger.warehouse import DbtError
 
     started = _step(f"building {warehouse_path()} with {config_path().name}")
@@ -204,7 +250,7 @@ def build(
             select=select,
             reattribute_month=reattribute_month,
         )
-    except (DbtError, ConfigError) as exc:
+    except (DbtError, ConfigError, QualityGateError) as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
 
@@ -220,6 +266,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     from kubeledger import report_console
     from kubeledger.generate import generate_fleet
     from kubeledger.load import load_landing
+    from kubeledger.quality_gate import QualityGateError
     from kubeledger.warehouse import DbtError, prepare_warehouse
 
     os.environ.setdefault("KUBELEDGER_DB", str(out_dir / "kubeledger.duckdb"))
@@ -235,10 +282,10 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     summary = load_landing(db, out_dir / "landing", progress=None)
     click.echo(f"    {summary.total_line()}")
     _done(started)
-    started = _step("building the ledger (dbt seed + build)")
+    started = _step("building the ledger (quality gate, dbt seed + build)")
     try:
         run_build(progress=None)
-    except DbtError as exc:
+    except (DbtError, QualityGateError) as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
     # Files the clouds delivered later (the restated CUR of the closed month): loaded and
@@ -249,7 +296,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
         click.echo(f"    {summary.total_line()}")
         try:
             run_build(progress=None)
-        except DbtError as exc:
+        except (DbtError, QualityGateError) as exc:
             raise click.ClickException(str(exc)) from exc
         _done(started)
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
@@ -265,7 +312,7 @@ def _register_optional_commands() -> None:
     import importlib
 
     for module_name, names in (
-        ("kubeledger.close.commands", ("close", "bill", "explain", "correct")),
+        ("kubeledger.close.commands", ("close", "bill", "explain", "correct", "verify")),
         ("kubeledger.report.commands", ("report",)),
         ("kubeledger.export.commands", ("export",)),
         ("kubeledger.bench.commands", ("bench",)),

@@ -76,6 +76,12 @@ def run_dbt(
     """Run one dbt command on the project in-process; raise DbtError when a node fails."""
     from dbt.cli.main import dbtRunner
 
+    from kubeledger.dbt_vars import DbtVarError, check_dbt_vars
+
+    try:
+        check_dbt_vars(dbt_vars)
+    except DbtVarError as exc:
+        raise DbtError(f"dbt {' '.join(args)} not run: {exc}") from exc
     path = Path(db_path) if db_path is not None else warehouse_path()
     os.environ["KUBELEDGER_DB"] = str(path)
     command = [
@@ -101,11 +107,20 @@ def run_dbt(
     finally:
         _release_duckdb()
     if result.exception is not None:
-        raise DbtError(f"dbt {' '.join(args)} failed: {result.exception}")
+        raise DbtError(_busy_or(f"dbt {' '.join(args)} failed: {result.exception}"))
     if not result.success:
         failures = []
         for node_result in getattr(result.result, "results", None) or []:
             if str(node_result.status) in ("error", "fail", "runtime error"):
                 failures.append(f"{node_result.node.name}: {node_result.message}")
-        raise DbtError(f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"]))
+        raise DbtError(
+            _busy_or(f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"]))
+        )
     return result
+
+
+def _busy_or(message: str) -> str:
+    """dbt's failure, or, when it failed because another process holds the file, that."""
+    from kubeledger.contention import busy_message
+
+    return busy_message(message) or message

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from tests.reference import pricing_inputs as inputs
 from tests.reference import pricing_nodes as nodes
 from tests.reference import pricing_ratecard as ratecard

@@ -1,7 +1,9 @@
 -- One row per cluster and UTC day: is the day's ledger built on complete, valid data, and if
--- not, what is missing or wrong (SPEC §11, §13). Quarantined rows and failed expectations that
--- cannot be tied to a cluster are reported on the cluster `__unattributed__` (quarantined
--- rows on the day they were loaded). The repair window is measured from var('as_of') (the
+-- not, what is missing or wrong (SPEC §11, §13). A quarantined row counts once, on the cluster
+-- and day it would have fed, as far as its fields read (a billing line: its account's cluster
+-- when the account feeds one); on `__unattributed__` when no cluster reads, on the day it was
+-- loaded when no day reads. Failed expectations without a cluster go to `__unattributed__`.
+-- The repair window is measured from var('as_of') (the
 -- run's date), else the day the build ran.
 {%- set expectation_results = source('ops', 'expectation_results') %}
 {%- set has_expectation_results = sealed_store_exists([expectation_results]) %}
@@ -77,42 +79,18 @@ settings as (
     from {{ ref('stg_config__settings') }}
 ),
 
+-- one row per quarantined row (a row with several unreadable values counts once), with what
+-- of it reads: the cluster and day it would have fed, its billing account
 quarantine as (
     select
         _source_file as source_file,
-        _loaded_at as loaded_at
+        _row_number as row_number,
+        min(_loaded_at) as loaded_at,
+        min(_cluster_id) as cluster_id,
+        min(usage_date) as usage_date,
+        min(billing_account_id) as billing_account_id
     from {{ source('load_audit', 'quarantine') }}
-),
-
--- the usage rows of the files that had rows quarantined
-usage_rows as (
-    select
-        _source_file as source_file,
-        _cluster_id as cluster_id,
-        interval_start
-    from {{ source('koku', 'koku_pod_usage') }}
-    where _source_file in (select quarantine.source_file from quarantine)
-    union all
-    select
-        _source_file as source_file,
-        _cluster_id as cluster_id,
-        interval_start
-    from {{ source('koku', 'koku_storage_usage') }}
-    where _source_file in (select quarantine.source_file from quarantine)
-    union all
-    select
-        _source_file as source_file,
-        _cluster_id as cluster_id,
-        interval_start
-    from {{ source('koku', 'koku_node_labels') }}
-    where _source_file in (select quarantine.source_file from quarantine)
-    union all
-    select
-        _source_file as source_file,
-        _cluster_id as cluster_id,
-        interval_start
-    from {{ source('koku', 'koku_namespace_labels') }}
-    where _source_file in (select quarantine.source_file from quarantine)
+    group by _source_file, _row_number
 ),
 
 -- typed and empty until the first Dagster run creates the ops schema
@@ -140,26 +118,30 @@ as_of as (
     select {{ close_as_of_date() }} as as_of_date
 ),
 
--- the cluster and first day of each usage file that had rows quarantined
-usage_files as (
+-- a billing account that feeds exactly one cluster: a quarantined line of it feeds that one
+account_clusters as (
     select
-        source_file,
-        min(cluster_id) as cluster_id,
-        min(cast({{ to_utc_timestamp('interval_start') }} as date)) as usage_date
-    from usage_rows
-    group by source_file
+        billing_account_id,
+        min(cluster_id) as cluster_id
+    from scoped_lines
+    where billing_account_id is not null
+    group by billing_account_id
+    having count(distinct cluster_id) = 1
 ),
 
 quarantined as (
     select
-        coalesce(usage_files.cluster_id, '__unattributed__') as cluster_id,
-        coalesce(usage_files.usage_date, cast(quarantine.loaded_at as date)) as usage_date,
+        coalesce(
+            quarantine.cluster_id, account_clusters.cluster_id, '__unattributed__'
+        ) as cluster_id,
+        coalesce(quarantine.usage_date, cast(quarantine.loaded_at as date)) as usage_date,
         count(*) as quarantined_rows
     from quarantine
-    left join usage_files on quarantine.source_file = usage_files.source_file
+    left join account_clusters
+        on quarantine.billing_account_id = account_clusters.billing_account_id
     group by
-        coalesce(usage_files.cluster_id, '__unattributed__'),
-        coalesce(usage_files.usage_date, cast(quarantine.loaded_at as date))
+        coalesce(quarantine.cluster_id, account_clusters.cluster_id, '__unattributed__'),
+        coalesce(quarantine.usage_date, cast(quarantine.loaded_at as date))
 ),
 
 failed_expectations as (

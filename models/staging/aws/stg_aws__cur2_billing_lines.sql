@@ -50,6 +50,8 @@ source as (
             ('resource_tags', 'tags'),
         ]) }}
     from {{ source('aws', 'cur2') }}
+    -- rows a restatement superseded are kept only for the seals that reference them
+    where _superseded_at is null
 ),
 
 typed as (

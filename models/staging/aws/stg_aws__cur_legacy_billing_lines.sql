@@ -51,6 +51,8 @@ source as (
             ('resourceTags', 'tags'),
         ]) }}
     from {{ source('aws', 'cur_legacy') }}
+    -- rows a restatement superseded are kept only for the seals that reference them
+    where _superseded_at is null
 ),
 
 typed as (

@@ -32,6 +32,8 @@ source as (
             ('AdditionalInfo', 'additional_info'),
         ]) }}
     from {{ source('azure', 'cost_details') }}
+    -- rows a restatement superseded are kept only for the seals that reference them
+    where _superseded_at is null
 ),
 
 renamed as (

@@ -34,6 +34,8 @@ source as (
             ('Tags', 'tags'),
         ]) }}
     from {{ source('focus', 'billing') }}
+    -- rows a restatement superseded are kept only for the seals that reference them
+    where _superseded_at is null
 ),
 
 renamed as (

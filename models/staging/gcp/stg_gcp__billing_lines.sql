@@ -32,6 +32,8 @@ source as (
             ('system_labels', 'system_labels'),
         ]) }}
     from {{ source('gcp', 'billing_export') }}
+    -- rows a restatement superseded are kept only for the seals that reference them
+    where _superseded_at is null
 ),
 
 renamed as (

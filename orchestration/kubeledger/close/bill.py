@@ -16,7 +16,8 @@ from pathlib import Path
 import duckdb
 
 from kubeledger.close.closer import find_relation
-from kubeledger.close.seal import SCHEMA, corrections_of, sealed_bill
+from kubeledger.close.seal import SCHEMA, VerificationError, corrections_of, sealed_bill
+from kubeledger.close.verify import require_verified
 
 LINE_COLUMNS = (
     "bill_month",
@@ -52,6 +53,10 @@ STATUS_COLUMNS = (
 
 class BillError(RuntimeError):
     """The month has no bill to show (or the line is not in it); the message says why."""
+
+
+class UnverifiedBillError(BillError):
+    """The month is sealed but fails verification: it is not presented."""
 
 
 @dataclass
@@ -93,9 +98,14 @@ class Bill:
 
 
 def load_bill(con: duckdb.DuckDBPyConnection, month: str) -> Bill:
-    """The month's bill: the sealed one when sealed, else the draft of the last build."""
+    """The month's bill: the sealed one when sealed (and only if it verifies), else the draft
+    of the last build."""
     sealed = sealed_bill(con, month)
     if sealed is not None:
+        try:
+            require_verified(con, month)
+        except VerificationError as exc:
+            raise UnverifiedBillError(str(exc)) from exc
         return _sealed(con, month, sealed)
     return _draft(con, month)
 

@@ -289,6 +289,12 @@ def build_close_models(
     if upstream:
         selector = "+" + CLOSE_SELECTOR
         dbt_vars.update(start_date=first.isoformat(), end_date=last.isoformat())
+    from kubeledger.dbt_vars import DbtVarError, check_dbt_vars
+
+    try:
+        check_dbt_vars(dbt_vars)
+    except DbtVarError as exc:
+        raise CloseError(str(exc)) from exc
     args = [
         "build",
         "--select",
@@ -319,7 +325,10 @@ def build_close_models(
         finally:
             release_dbt_connection()
     if result.exception is not None:
-        raise CloseError(f"dbt could not build the close models of {month}: {result.exception}")
+        from kubeledger.contention import busy_message
+
+        text = f"dbt could not build the close models of {month}: {result.exception}"
+        raise CloseError(busy_message(text) or text)
     if not result.success:
         failures = [
             f"{node_result.node.name}: {node_result.message}"

@@ -1,9 +1,10 @@
-"""The close commands: `close`, `bill`, `explain`, `correct` (registered on `kubeledger`).
+"""The close commands: `close`, `bill`, `explain`, `correct`, `verify` (on `kubeledger`).
 
 Every command reads the warehouse named by `KUBELEDGER_DB`; `close` and `correct` first write
 the configuration named by `KUBELEDGER_CONFIG` into it (when that file exists) and build the
 close models with dbt (the project at `DBT_PROJECT_DIR`, default this checkout). A refusal
 exits non-zero with the reason and, where there are any, the close-status rows behind it.
+`bill` and `explain` refuse (non-zero) a sealed month that fails `verify`.
 """
 
 from __future__ import annotations
@@ -165,6 +166,9 @@ def bill(month: str, output_format: str, out: Path | None) -> None:
         if out is not None:
             click.echo(f"wrote {len(the_bill.lines)} lines to {out}", err=to_err)
         click.echo(bills.check_line(the_bill), err=to_err)
+    if the_bill.unbalanced_slices() or the_bill.billed_total != the_bill.target_total:
+        click.secho(f"the bill of {month} does not balance (MISMATCH above)", fg="red", err=True)
+        sys.exit(1)
 
 
 @click.command("explain")
@@ -212,4 +216,36 @@ def correct(month: str, as_of: dt.date | None) -> None:
         f"sealed correction {correction.correction_number} of {month} as "
         f"{correction.correction_id}: {correction.changed_line_count} lines changed, "
         f"delta {bills.money(correction.delta_cost)} (the sealed bill is unchanged)"
+    )
+
+
+@click.command("verify")
+@click.option(
+    "--month",
+    default=None,
+    callback=lambda ctx, param, value: None if value is None else _month(ctx, param, value),
+    help="Only this month's seals, YYYY-MM (the chain and the tables are always checked).",
+)
+def verify(month: str | None) -> None:
+    """Recompute every seal's hash from the warehouse and its copy; non-zero on any difference."""
+    from kubeledger.close.verify import verify_seals
+
+    with _open_warehouse() as con:
+        report = verify_seals(con, month)
+    for note in report.notes:
+        click.echo(f"    note: {note}")
+    if not report.ok:
+        for problem in report.problems:
+            click.secho(f"DIFFERS {problem}", fg="red", err=True)
+        click.secho(
+            f"verify failed: {len(report.problems)} difference(s); the sealed copies under "
+            f"{warehouse_path()}.seals are the evidence of what was sealed",
+            fg="red",
+            err=True,
+        )
+        sys.exit(1)
+    scope = f"month {month}" if month else "every month"
+    click.echo(
+        f"verified {scope}: {len(report.artifacts)} sealed artifact(s) "
+        f"({', '.join(report.months) or 'none sealed'}) match their hashes, chain and copies"
     )

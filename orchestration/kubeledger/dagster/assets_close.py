@@ -4,7 +4,9 @@ Each materialization asks the close package to close and seal its month as of th
 the close package decides: before the grace window, with incomplete days or a blocked slice it
 refuses (this asset then fails with the reason, so the run reports the month blocked and the
 close schedule tries again the next day); from the deadline on it seals the blocked clusters on
-their estimate, `partial`. A month sealed before is reported, never rewritten.
+their estimate, `partial`. A month sealed before is reported, never rewritten. A sealed month
+(just sealed or sealed before) that fails `kubeledger verify` fails the asset, naming what
+differs.
 """
 
 import datetime as dt
@@ -21,10 +23,11 @@ from dagster import (
     asset,
 )
 
+from kubeledger.contention import busy_message
 from kubeledger.dagster.assets_dbt import TRANSLATOR
 from kubeledger.dagster.dbt_project import DBT_MANIFEST, dbt_target_path
 from kubeledger.dagster.partitions import monthly_partitions
-from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
+from kubeledger.dagster.resources import WAREHOUSE_POOL, WAREHOUSE_RETRY, WarehouseResource
 
 CLOSE_KEY = "monthly_close"
 
@@ -65,11 +68,46 @@ def _months(context: AssetExecutionContext) -> list[str]:
     return [key[:7] for key in keys]
 
 
+def _is_sealed(warehouse: WarehouseResource, month: str) -> bool:
+    import duckdb
+
+    from kubeledger.close.seal import sealed_bill
+
+    if not warehouse.db().exists():
+        return False
+    with duckdb.connect(str(warehouse.db())) as con:
+        return sealed_bill(con, month) is not None
+
+
+def _require_verified(warehouse: WarehouseResource, month: str, outcomes: dict[str, str]) -> None:
+    """Fail (no retry: an edited seal does not heal) when the month's seal fails `verify`."""
+    import duckdb
+
+    from kubeledger.close.seal import VerificationError
+    from kubeledger.close.verify import require_verified
+
+    with duckdb.connect(str(warehouse.db())) as con:
+        try:
+            require_verified(con, month)
+        except VerificationError as exc:
+            raise Failure(
+                description=f"close of {month}: the sealed month fails verification - {exc}",
+                metadata={
+                    "month": MetadataValue.text(month),
+                    "status": MetadataValue.text("verification_failed"),
+                    "differences": MetadataValue.text("\n".join(exc.problems)),
+                    "closed_before": MetadataValue.text(json.dumps(outcomes)),
+                },
+                allow_retries=False,
+            ) from exc
+
+
 @asset(
     key=CLOSE_KEY,
     partitions_def=monthly_partitions,
     backfill_policy=BackfillPolicy.single_run(),
     pool=WAREHOUSE_POOL,
+    retry_policy=WAREHOUSE_RETRY,
     deps=_close_model_keys(),
     group_name="close",
     kinds={"duckdb", "python"},
@@ -90,16 +128,26 @@ def monthly_close(
     outcomes: dict[str, str] = {}
     sealed: dict[str, Any] = {}
     for month in _months(context):
+        if _is_sealed(warehouse, month):
+            # Sealed before: verify it, never rebuild or rewrite it.
+            _require_verified(warehouse, month, outcomes)
+            outcomes[month] = "already_sealed"
+            context.log.info(f"{month} is sealed and verifies")
+            continue
         context.log.info(f"closing {month} as of {as_of}")
         try:
             result = closer.close_month(
                 warehouse.db(), month, as_of, project=project, progress=context.log.debug
             )
         except AlreadySealedError as exc:
+            _require_verified(warehouse, month, outcomes)
             outcomes[month] = "already_sealed"
             context.log.info(str(exc))
             continue
         except closer.CloseError as exc:
+            if busy_message(str(exc)) is not None:
+                context.log.warning(str(exc))
+                raise  # another process holds the warehouse: the retry policy tries again
             month_end = closer.month_bounds(month)[1]
             status = close_status(exc.rows, month_end, as_of, grace_days)
             raise Failure(
@@ -122,6 +170,7 @@ def monthly_close(
                 },
                 allow_retries=False,
             ) from exc
+        _require_verified(warehouse, month, outcomes)
         bill = result.bill
         outcomes[month] = f"sealed_{bill.bill_status}"
         sealed = {

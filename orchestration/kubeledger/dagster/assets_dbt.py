@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from dagster import AssetExecutionContext, AssetKey, BackfillPolicy
+from dagster import AssetExecutionContext, AssetKey, BackfillPolicy, Failure
 from dagster_dbt import (
     DagsterDbtTranslator,
     DagsterDbtTranslatorSettings,
@@ -29,8 +29,9 @@ from kubeledger.dagster.assets_landing import LANDING_KEY
 from kubeledger.dagster.dbt_project import DBT_MANIFEST, dbt_project
 from kubeledger.dagster.partitions import daily_partitions
 from kubeledger.dagster.rerun_log import record_finished, record_started
-from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
+from kubeledger.dagster.resources import WAREHOUSE_POOL, WAREHOUSE_RETRY, WarehouseResource
 from kubeledger.dagster.run_scope import scope_of
+from kubeledger.dbt_vars import check_dbt_vars
 from kubeledger.reallocation import check_changed_days, record_allocation
 
 # Sources written by the landing asset (the loader, the config tables, the ops tables).
@@ -70,6 +71,7 @@ TRANSLATOR = KubeledgerDbtTranslator(
     backfill_policy=BackfillPolicy.single_run(),
     dagster_dbt_translator=TRANSLATOR,
     pool=WAREHOUSE_POOL,
+    retry_policy=WAREHOUSE_RETRY,
 )
 def ledger_models(
     context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource
@@ -96,8 +98,15 @@ def ledger_models(
         if changed.days:
             dbt_vars["reallocate_days"] = changed.dbt_vars()
         args = ["build", "--exclude-resource-type", "unit_test"]
-        args += ["--vars", json.dumps(dbt_vars)]
-        yield from dbt.cli(args, context=context).stream()
+        args += ["--vars", json.dumps(check_dbt_vars(dbt_vars))]
+        try:
+            yield from dbt.cli(args, context=context).stream()
+        except Exception as exc:
+            if not warehouse.is_busy():
+                # a failing model or test: retrying would only fail again
+                raise Failure(description=str(exc), allow_retries=False) from exc
+            context.log.warning(f"the warehouse is held by another process: {exc}")
+            raise  # the retry policy tries again, with backoff
         # Only a run of every model allocates its days (a subset leaves the others as they were).
         if len(context.selected_asset_keys) == len(context.assets_def.keys):
             with warehouse.connect() as con:

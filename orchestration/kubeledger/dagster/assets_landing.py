@@ -24,7 +24,7 @@ from pydantic import Field
 
 from kubeledger.dagster.billing_reread import mark_billing_for_reread, validate_reread_days
 from kubeledger.dagster.partitions import daily_partitions
-from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
+from kubeledger.dagster.resources import WAREHOUSE_POOL, WAREHOUSE_RETRY, WarehouseResource
 from kubeledger.dagster.run_scope import scope_of
 
 LANDING_KEY = "landing"
@@ -43,6 +43,7 @@ class LandingConfig(Config):
     partitions_def=daily_partitions,
     backfill_policy=BackfillPolicy.single_run(),
     pool=WAREHOUSE_POOL,
+    retry_policy=WAREHOUSE_RETRY,
     group_name="landing",
     kinds={"duckdb", "python"},
     description="The landing folder (KUBELEDGER_LANDING) loaded into the raw tables: usage "

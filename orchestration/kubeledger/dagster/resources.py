@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from dagster import ConfigurableResource
+from dagster import Backoff, ConfigurableResource, Jitter, RetryPolicy
 from dagster_dbt import DbtCliResource
 from pydantic import Field
 
@@ -27,6 +27,12 @@ from kubeledger.paths import PROFILES_DIR, config_path, warehouse_path
 
 # Every op that writes the DuckDB file runs in this pool; its limit is 1 (dagster.yaml).
 WAREHOUSE_POOL = "kubeledger_warehouse"
+# ...and retries with backoff when the file is held outside Dagster (a `kubeledger` command):
+# 4 attempts over about 7 minutes, 60s, 120s, 240s (+/- jitter) apart. Refusals a retry cannot
+# fix (a blocked close, a seal that fails verification) raise Failure(allow_retries=False).
+WAREHOUSE_RETRY = RetryPolicy(
+    max_retries=3, delay=60, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS
+)
 LANDING_ENV = "KUBELEDGER_LANDING"
 AS_OF_ENV = "KUBELEDGER_AS_OF"
 
@@ -79,6 +85,18 @@ class WarehouseResource(ConfigurableResource):
 
     def settings(self) -> dict[str, Any]:
         return self.config().settings
+
+    def is_busy(self) -> bool:
+        """Whether another process holds the warehouse file now (DuckDB's lock)."""
+        from kubeledger.contention import busy_message
+
+        if not self.db().exists():
+            return False
+        try:
+            duckdb.connect(str(self.db())).close()
+        except duckdb.IOException as exc:
+            return busy_message(str(exc)) is not None
+        return False
 
     def activate(self) -> None:
         """Point the process environment (and so dbt and the CLI helpers) at this warehouse."""

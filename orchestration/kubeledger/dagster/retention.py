@@ -19,16 +19,11 @@ from dataclasses import dataclass
 import duckdb
 from dagster import OpExecutionContext, job, op
 
-from kubeledger.dagster.resources import WAREHOUSE_POOL, WarehouseResource
-from kubeledger.load.sql import ident, parse_timestamp_sql
+from kubeledger.dagster.resources import WAREHOUSE_POOL, WAREHOUSE_RETRY, WarehouseResource
+from kubeledger.load.sql import BILLING_LINE_ID_SQL, ident, parse_timestamp_sql
 from kubeledger.quality.tables import BILLING_TABLES
 
 SEALED_REFS = "sealed.sealed_billing_line_refs"
-# staging's billing_line_id: md5 of `source_file | source_row_number`, nulls as '<null>'.
-BILLING_LINE_ID_SQL = (
-    "md5(coalesce(cast(_source_file as varchar), '<null>') || '|' || "
-    "coalesce(cast(cast(_row_number as bigint) as varchar), '<null>'))"
-)
 
 
 # The column holding a raw row's charge period end, per billing table (Azure's daily rows
@@ -109,7 +104,7 @@ def prune_raw_billing(
     return results
 
 
-@op(pool=WAREHOUSE_POOL)
+@op(pool=WAREHOUSE_POOL, retry_policy=WAREHOUSE_RETRY)
 def prune_raw_billing_rows(context: OpExecutionContext, warehouse: WarehouseResource) -> None:
     """Prune raw billing rows past retention (sealed lines and the re-run window kept)."""
     settings = warehouse.settings()

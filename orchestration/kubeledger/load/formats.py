@@ -832,3 +832,27 @@ IGNORED_FORMATS: tuple[IgnoredFormat, ...] = (
 )
 
 FORMATS_BY_NAME: dict[str, FormatSpec] = {spec.name: spec for spec in FORMATS}
+
+
+# Where a row says which UTC day and which cluster it feeds: (day column, cluster column,
+# billing account expression). A quarantined row is counted in data health there, from what
+# of it reads (a usage report's cluster is its folder's; a billing row's, its account's).
+ROW_ADDRESS: dict[str, tuple[str | None, str | None, str | None]] = {
+    "koku_pod_usage": ("interval_start", None, None),
+    "koku_storage_usage": ("interval_start", None, None),
+    "koku_node_labels": ("interval_start", None, None),
+    "koku_namespace_labels": ("interval_start", None, None),
+    "cluster_nodes": (None, "cluster_id", None),
+    "cluster_owners": (None, "cluster_id", None),
+    "cluster_lb_services": (None, "cluster_id", None),
+    "rate_card": (None, "cluster_id", None),
+    "aws_cur_legacy": ("lineItem/UsageStartDate", None, '"bill/PayerAccountId"'),
+    "aws_cur2": ("line_item_usage_start_date", None, "bill_payer_account_id"),
+    "gcp_billing_export": ("usage_start_time", None, "billing_account_id"),
+    "azure_cost_details": (
+        "Date",
+        None,
+        "coalesce(nullif(trim(BillingAccountId), ''), SubscriptionId)",
+    ),
+    "focus_billing": ("ChargePeriodStart", None, "BillingAccountId"),
+}

@@ -4,7 +4,9 @@ For each file: recognise it by its header, stage it (DuckDB reads it into a temp
 file order, every column varchar), send rows with unreadable typed values to raw.quarantine,
 and append the rest to its raw table. Once every file is in, rows of earlier loads that the
 new files restate (same billing period and account, same cluster and hour, same supplementary
-file path) are deleted. See docs/landing-and-raw.md.
+file path) are deleted, except billing rows a sealed bill references: those are kept, marked
+`_superseded_at` (staging skips them), so a sealed line stays traceable to its file and row.
+See docs/landing-and-raw.md.
 """
 
 from __future__ import annotations
@@ -24,12 +26,19 @@ from kubeledger.load.columns import ColumnPlan, plan_columns
 from kubeledger.load.csv_reader import csv_source
 from kubeledger.load.detect import Sniffed, first_line, is_manifest, match_format, sniff
 from kubeledger.load.errors import LoadError
-from kubeledger.load.formats import FORMATS, FormatSpec, IgnoredFormat
+from kubeledger.load.formats import FORMATS, ROW_ADDRESS, FormatSpec, IgnoredFormat
 from kubeledger.load.json_reader import json_source
 from kubeledger.load.parquet_reader import parquet_source
 from kubeledger.load.schema import LOADED_FILES_COLUMNS, QUARANTINE_COLUMNS, ensure_raw_schema
 from kubeledger.load.source import Source
-from kubeledger.load.sql import ident, lit, readable_number_sql, readable_timestamp_sql
+from kubeledger.load.sql import (
+    BILLING_LINE_ID_SQL,
+    ident,
+    lit,
+    parse_timestamp_sql,
+    readable_number_sql,
+    readable_timestamp_sql,
+)
 from kubeledger.load.summary import FileResult, LoadSummary
 
 Progress = Callable[[str], None]
@@ -57,6 +66,7 @@ class _Planned:
     plan: ColumnPlan
     cluster_id: str | None
     result: FileResult
+    stamp: tuple[int, int] = (0, 0)  # (size, mtime_ns) when it was hashed
 
 
 def load_landing(
@@ -206,6 +216,27 @@ def _file_hash(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+def _stamp(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_size, info.st_mtime_ns
+
+
+def _refuse_if_changed(item: _Planned) -> None:
+    """The rows staged are those of the bytes hashed: refuse a file that changed in between
+    (size, mtime or content), or a later load would skip the complete file as loaded."""
+    try:
+        same = _stamp(item.path) == item.stamp and _file_hash(item.path) == item.file_hash
+    except OSError:
+        same = False
+    if not same:
+        raise LoadError(
+            item.source_file,
+            "changed while it was being loaded (its size, time or content differs from when "
+            "it was hashed); nothing of this load was kept.",
+            fix="Wait until the export or copy of the file is complete, then load again.",
+        )
+
+
 def _plan(
     con: duckdb.DuckDBPyConnection, landing: Path, summary: LoadSummary, progress: Progress
 ) -> list[_Planned]:
@@ -220,6 +251,7 @@ def _plan(
             summary.files.append(result)
             progress(result.line())
             continue
+        stamp = _stamp(path)
         file_hash = _file_hash(path)
         earlier = _same_content_loaded(
             loaded.get(file_hash, []),
@@ -277,7 +309,16 @@ def _plan(
         )
         planned.append(
             _Planned(
-                len(planned), path, source_file, file_hash, spec, source, plan, cluster_id, result
+                len(planned),
+                path,
+                source_file,
+                file_hash,
+                spec,
+                source,
+                plan,
+                cluster_id,
+                result,
+                stamp,
             )
         )
     return planned
@@ -380,6 +421,7 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
             fix="It may be truncated or damaged: re-export or re-download it. Nothing of this "
             "load was kept.",
         ) from exc
+    _refuse_if_changed(item)
     base, total = con.execute(f"select min(rowid), count(*) from {_STAGE}").fetchone()
     base = base or 0
     row_number = f"(rowid - {base} + 1)"
@@ -392,9 +434,10 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
     if problems:
         (bad_rows,) = con.execute(f"select count(*) from {_STAGE} where {any_bad}").fetchone()
         names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
+        address = _row_address_sql(item)
         parts = [
             f"select {lit(item.source_file)}, {row_number}, {lit(spec.name)}, {lit(col)}, "
-            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)} "
+            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)}, {address} "
             f"from {_STAGE} where {sql}"
             for col, reason, sql in problems
         ]
@@ -436,6 +479,35 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
     con.execute(f"drop table {_STAGE}")
 
 
+def _row_address_sql(item: _Planned) -> str:
+    """SQL over a staged row: the cluster, UTC day and billing account it would have fed, each
+    NULL when it does not read (data health counts a quarantined row there)."""
+    day_column, cluster_column, account = ROW_ADDRESS.get(item.spec.raw_table, (None, None, None))
+    present = set(item.plan.present)
+    if item.spec.has_cluster_id:
+        cluster = lit(item.cluster_id or "")
+    elif cluster_column in present:
+        cluster = ident(cluster_column)
+    else:
+        cluster = "null"
+    day = "null"
+    if day_column in present:
+        day = f"cast(timezone('UTC', {parse_timestamp_sql(ident(day_column))}) as date)"
+    account_sql = "null"
+    if account is not None and all(
+        name in present for name in _names_in(account, item.spec.columns)
+    ):
+        account_sql = account
+    return (
+        f"nullif(trim(cast({cluster} as varchar)), ''), {day}, "
+        f"nullif(trim(cast({account_sql} as varchar)), '')"
+    )
+
+
+def _names_in(expression: str, columns: tuple[str, ...]) -> list[str]:
+    return [name for name in columns if name in expression]
+
+
 def _period_key_text(con: duckdb.DuckDBPyConnection, item: _Planned) -> str | None:
     if item.spec.kind == "supplementary":
         return item.source_file
@@ -471,12 +543,24 @@ def _replace_restated(
         )
         earlier = f"{spec.qualified_table} as r"
         match = f"{k1} = k.k1 and {k2} = k.k2 and r._loaded_at <> {loaded_at_sql}"
+        if spec.kind == "billing":
+            # superseded rows stay superseded: a later restatement never deletes them
+            match += " and r._superseded_at is null"
         affected = con.execute(
             f"select k.file_index, r._file_hash, r._loaded_at, count(*) "
             f"from {earlier} join {keys} as k on {match} group by all"
         ).fetchall()
         if not affected:
             continue
+        kept = 0
+        sealed = _sealed_reference_sql(con) if spec.kind == "billing" else None
+        if sealed is not None:
+            # Lines a sealed bill references are kept, marked superseded (SPEC §11).
+            kept = con.execute(
+                f"update {spec.qualified_table} as r set _superseded_at = {loaded_at_sql} "
+                f"from {keys} as k where {match} and {sealed}"
+            ).fetchone()[0]
+            match += f" and not {sealed}"
         con.execute(f"delete from {spec.qualified_table} as r using {keys} as k where {match}")
         replaced_loads = sorted({(file_hash, at) for _, file_hash, at, _ in affected})
         for file_index, _, _, count in affected:
@@ -486,9 +570,10 @@ def _replace_restated(
                 "update raw.loaded_files set replaced_at = ? where file_hash = ? and loaded_at = ?",
                 [loaded_at, file_hash, at],
             )
+            current = " and _superseded_at is null" if spec.kind == "billing" else ""
             (remaining,) = con.execute(
                 f"select count(*) from {spec.qualified_table} "
-                "where _file_hash = ? and _loaded_at = ?",
+                f"where _file_hash = ? and _loaded_at = ?{current}",
                 [file_hash, at],
             ).fetchone()
             if remaining == 0:
@@ -502,8 +587,27 @@ def _replace_restated(
             f"replaced {total:,} rows of {len(replaced_loads)} earlier "
             f"file{'s' if len(replaced_loads) != 1 else ''} in raw.{raw_table} "
             f"({_restatement_unit(spec)})"
+            + (
+                f"; kept {kept:,} of them, marked superseded: a sealed bill references them"
+                if kept
+                else ""
+            )
         )
     return lines
+
+
+def _sealed_reference_sql(con: duckdb.DuckDBPyConnection) -> str | None:
+    """SQL true for a raw billing row (alias r) a sealed bill references; None: no seals."""
+    (exists,) = con.execute(
+        "select count(*) from information_schema.tables "
+        "where table_schema = 'sealed' and table_name = 'sealed_billing_line_refs'"
+    ).fetchone()
+    if not exists:
+        return None
+    row_id = BILLING_LINE_ID_SQL.replace("_source_file", "r._source_file").replace(
+        "_row_number", "r._row_number"
+    )
+    return f"{row_id} in (select billing_line_id from sealed.sealed_billing_line_refs)"
 
 
 def _restatement_unit(spec: FormatSpec) -> str:

@@ -26,6 +26,10 @@ QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("raw_value", "varchar"),
     ("_loaded_at", "timestamp"),
     ("_file_hash", "varchar"),
+    # what of the row reads: the cluster and day it would have fed, its billing account
+    ("_cluster_id", "varchar"),
+    ("usage_date", "date"),
+    ("billing_account_id", "varchar"),
 )
 
 LOADED_FILES_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -43,11 +47,18 @@ LOADED_FILES_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+# A billing row a restatement replaced but a sealed bill references: kept (so the sealed line
+# stays traceable to its file and row), marked with when it was superseded; staging reads only
+# rows where it is NULL.
+SUPERSEDED_COLUMN = ("_superseded_at", "timestamp")
+
+
 def raw_table_columns(spec: FormatSpec) -> tuple[tuple[str, str], ...]:
     """Column names and types of a format's raw table, in table order."""
     source = tuple((name, "varchar") for name in spec.columns)
     cluster = (("_cluster_id", "varchar"),) if spec.has_cluster_id else ()
-    return source + cluster + METADATA_COLUMNS
+    superseded = (SUPERSEDED_COLUMN,) if spec.kind == "billing" else ()
+    return source + cluster + METADATA_COLUMNS + superseded
 
 
 def _ensure_table(

@@ -82,3 +82,12 @@ def period_month_sql(expr: str) -> str:
         f"then strftime(try_strptime(trim({expr}), {_US_DATE_FORMATS}), '%Y-%m-01') "
         f"else nullif(left(trim({expr}), 7) || '-01', '-01') end)"
     )
+
+
+# staging's billing_line_id (macros/portable/surrogate_key.sql over source_file and
+# source_row_number): md5 of `_source_file | _row_number`, nulls as '<null>'. A raw billing row
+# with this hash in sealed.sealed_billing_line_refs is a line a sealed bill references.
+BILLING_LINE_ID_SQL = (
+    "md5(coalesce(cast(_source_file as varchar), '<null>') || '|' || "
+    "coalesce(cast(cast(_row_number as bigint) as varchar), '<null>'))"
+)

@@ -275,7 +275,8 @@ def _namespace_labels() -> TableSuite:
 
 
 def _nodes() -> TableSuite:
-    builder = _Builder("cluster_nodes").from_format(("cluster_id", "node", "provider_id"))
+    # provider_id is not required: rate-card (on-prem) clusters have no cloud provider ID
+    builder = _Builder("cluster_nodes").from_format(("cluster_id", "node"))
     return builder.not_before("last_seen", "first_seen").suite()
 
 

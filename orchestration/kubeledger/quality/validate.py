@@ -28,6 +28,11 @@ class FailedRow:
     row_number: int | None
     cluster_id: str | None
     day: dt.date | None
+    value: str | None = None  # the failing value(s), `column=value`
+
+    def address(self) -> str:
+        text = f"{self.source_file} row {self.row_number}"
+        return f"{text} ({self.value})" if self.value else text
 
 
 @dataclass
@@ -80,7 +85,9 @@ def frame_sql(
     derived = "".join(f",\n    {sql} as {ident(name)}" for name, sql in suite.derived.items())
     where = "true"
     if table.day_column is not None and first_day is not None and last_day is not None:
-        where = f"{table.day_sql()} between date '{first_day}' and date '{last_day}'"
+        # dates as dates, whatever the caller passed: nothing but YYYY-MM-DD reaches the SQL
+        first, last = (dt.date.fromisoformat(str(day)).isoformat() for day in (first_day, last_day))
+        where = f"{table.day_sql()} between date '{first}' and date '{last}'"
     return (
         "select\n"
         f"    _source_file, _row_number, {table.cluster_sql()} as _cluster,\n"
@@ -122,12 +129,14 @@ def _failed_rows(result: dict[str, Any]) -> list[FailedRow]:
         if day is not None and hasattr(day, "date"):
             day = day.date()
         number = item.get("_row_number")
+        values = [f"{key}={value}" for key, value in item.items() if key not in ROW_ADDRESS]
         rows.append(
             FailedRow(
                 source_file=item.get("_source_file"),
                 row_number=int(number) if number is not None else None,
                 cluster_id=item.get("_cluster"),
                 day=day if isinstance(day, dt.date) else None,
+                value=", ".join(values) or None,
             )
         )
     return rows
@@ -204,5 +213,94 @@ def validate_raw_tables(
         if len(frame):
             context = context or _gx_context()
             validation.failures = _validate_frame(context, suite, frame)
+            validation.failures += _currency_failures(con, suite, columns, first_day, last_day)
         results.append(validation)
     return results
+
+
+# A billing table's account and currency (SPEC §3.3: a billing account has one currency).
+ACCOUNT_CURRENCY: dict[str, tuple[str, str]] = {
+    "aws_cur_legacy": ('"bill/PayerAccountId"', '"lineItem/CurrencyCode"'),
+    "aws_cur2": ("bill_payer_account_id", "line_item_currency_code"),
+    "gcp_billing_export": ("billing_account_id", "currency"),
+    "azure_cost_details": (
+        "coalesce(nullif(trim(BillingAccountId), ''), SubscriptionId)",
+        "coalesce(nullif(trim(BillingCurrencyCode), ''), BillingCurrency)",
+    ),
+    "focus_billing": ("BillingAccountId", "BillingCurrency"),
+}
+
+
+def _currency_failures(
+    con: duckdb.DuckDBPyConnection,
+    suite: TableSuite,
+    columns: list[str],
+    first_day: dt.date | None,
+    last_day: dt.date | None,
+) -> list[ExpectationFailure]:
+    """An account whose lines come in two currencies is refused (no exchange-rate table is
+    supported yet): every line not in the account's main currency (most lines, ties to the
+    smaller code) is a failing row."""
+    expressions = ACCOUNT_CURRENCY.get(suite.table.name)
+    if expressions is None:
+        return []
+    account, currency = expressions
+    needed = [name for name in suite.table.spec.columns if name in account + currency]
+    if not any(name in columns for name in needed):
+        return []
+    missing = [name for name in needed if name not in columns]
+    if missing:
+        return []
+    frame = frame_sql(suite, columns, first_day, last_day)
+    rows = con.execute(
+        f"""
+        with lines as (
+            select _source_file, _row_number, _cluster, _day,
+                nullif(trim(cast({account} as varchar)), '') as account,
+                nullif(upper(trim(cast({currency} as varchar))), '') as currency
+            from ({frame}) as raw_
+        ),
+        counted as (
+            select
+                account,
+                currency,
+                row_number() over (
+                    partition by account order by count(*) desc, currency
+                ) as rank_,
+                count(*) over (partition by account) as currencies
+            from lines
+            where currency is not null
+            group by account, currency
+        ),
+        main as (
+            select account, currency from counted where rank_ = 1 and currencies > 1
+        )
+        select lines._source_file, lines._row_number, lines._cluster, lines._day,
+            lines.account, lines.currency, main.currency
+        from lines
+        inner join main on lines.account is not distinct from main.account
+        where lines.currency is not null and lines.currency <> main.currency
+        order by lines._source_file, lines._row_number
+        """
+    ).fetchall()
+    if not rows:
+        return []
+    return [
+        ExpectationFailure(
+            expectation="OneCurrencyPerBillingAccount",
+            column=currency,
+            description="a billing account's lines are in one currency (no exchange-rate "
+            "table is configured)",
+            unexpected_count=len(rows),
+            rows=[
+                FailedRow(
+                    source_file=source_file,
+                    row_number=int(number) if number is not None else None,
+                    cluster_id=cluster,
+                    day=day,
+                    value=f"account {acct} in {found}, its other lines in {main}",
+                )
+                for source_file, number, cluster, day, acct, found, main in rows
+            ],
+        )
+    ]

@@ -637,8 +637,15 @@ def _optional(
 
 
 def load_report_data(con: duckdb.DuckDBPyConnection, month: str, *, top: int = 25) -> ReportData:
-    """Everything the report shows for `month` (YYYY-MM)."""
+    """Everything the report shows for `month` (YYYY-MM); a sealed month only if it verifies."""
+    from kubeledger.close.seal import VerificationError
+    from kubeledger.close.verify import require_verified
+
     first, last = parse_month(month)
+    try:
+        require_verified(con, month)
+    except VerificationError as exc:
+        raise ReportError(str(exc)) from exc
     args = [first, last]
     lines = _bill_lines(con, month)
     sealed = bool(len(lines)) and (lines["bill_state"] == "sealed").all()

@@ -51,11 +51,16 @@ def build(
     vars_json: str | None,
 ) -> None:
     """Seed and build the project on Spark (models and data tests)."""
+    from kubeledger.dbt_vars import DbtVarError, check_dbt_vars
     from kubeledger.warehouse import DbtError
 
     dbt_vars = json.loads(vars_json) if vars_json else {}
     if start:
         dbt_vars.update(start_date=start, end_date=end or start)
+    try:
+        check_dbt_vars(dbt_vars)
+    except DbtVarError as exc:
+        raise click.BadParameter(str(exc)) from exc
     started = time.monotonic()
     try:
         build_on_spark(

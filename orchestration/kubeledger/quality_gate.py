@@ -1,0 +1,106 @@
+"""The quality gate of `kubeledger build` (and `make demo`): the raw-data expectation suites,
+run before any model, blocking as the Dagster landing checks do (SPEC §13, §14).
+
+The same suites (kubeledger.quality) run on the raw rows of the build's days (every row
+without --start); a failure stops the build before dbt with the file, row and value of every
+failing row, and is written to `ops.expectation_results`, which data health shows per cluster
+and day. A clean run clears the earlier results of those days.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from kubeledger.dagster.expectation_log import record_validations
+from kubeledger.dagster.ops_tables import ensure_ops_schema
+from kubeledger.quality import TableValidation, validate_raw_tables
+
+MAX_LISTED_ROWS = 200
+
+
+class QualityGateError(RuntimeError):
+    """Raw rows fail the expectations; nothing was built. `validations` hold every failure."""
+
+    def __init__(self, message: str, validations: list[TableValidation]) -> None:
+        super().__init__(message)
+        self.validations = validations
+
+
+def run_quality_gate(
+    db_path: Path,
+    first_day: dt.date | None = None,
+    last_day: dt.date | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> list[TableValidation]:
+    """Validate the raw tables (of [first_day, last_day], else all); raise QualityGateError."""
+    with duckdb.connect(str(db_path)) as con:
+        con.execute("set enable_progress_bar = false")  # the build prints its own progress
+        validations = validate_raw_tables(con, first_day, last_day)
+        _record(con, validations, first_day, last_day)
+    failed = [validation for validation in validations if not validation.success]
+    if progress is not None:
+        rows = sum(validation.rows_checked for validation in validations)
+        progress(
+            f"    quality gate: {len(validations)} raw tables, {rows:,} rows checked, "
+            f"{len(failed)} failing"
+        )
+    if failed:
+        raise QualityGateError(_message(failed), validations)
+    return validations
+
+
+def _record(
+    con: duckdb.DuckDBPyConnection,
+    validations: list[TableValidation],
+    first_day: dt.date | None,
+    last_day: dt.date | None,
+) -> None:
+    if first_day is None or last_day is None:
+        # A build of every day: what fails now replaces every earlier result of these tables.
+        ensure_ops_schema(con)
+        for validation in validations:
+            con.execute(
+                "delete from ops.expectation_results where raw_table = ?", [validation.raw_table]
+            )
+        days = [
+            row.day
+            for validation in validations
+            for failure in validation.failures
+            for row in failure.rows
+            if row.day is not None
+        ]
+        today = dt.datetime.now(dt.UTC).date()
+        first_day, last_day = (min(days), max(days)) if days else (today, today)
+    record_validations(con, validations, first_day, last_day, run_id=None)
+
+
+def _message(failed: list[TableValidation]) -> str:
+    lines = [
+        "the raw data fails its expectations, so nothing was built (the same suites block "
+        "the Dagster landing checks):"
+    ]
+    listed = 0
+    total = 0
+    for validation in failed:
+        for failure in validation.failures:
+            count = f"{failure.unexpected_count} rows" if failure.rows else "the table"
+            lines.append(f"  {validation.raw_table}: {failure.description}: {count}")
+            if not failure.rows and failure.observed:
+                lines.append(f"    observed: {failure.observed}")
+            for row in failure.rows:
+                total += 1
+                if listed < MAX_LISTED_ROWS:
+                    lines.append(f"    {row.address()}")
+                    listed += 1
+    if total > listed:
+        lines.append(f"  ... and {total - listed} more rows (all in ops.expectation_results)")
+    lines.append(
+        "Fix the export or remove those rows (a restated file replaces them), then build "
+        "again; data health (fct_data_health_daily) counts them per cluster and day."
+    )
+    return "\n".join(lines)

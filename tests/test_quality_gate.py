@@ -1,0 +1,165 @@
+"""The quality gate of `kubeledger build`: the raw-data expectation suites run before any
+model and block, with the file, row and value of every failing row (SPEC §1.5, §13, §14).
+
+Each probe case silently changed a daily figure when `kubeledger build` skipped the suites;
+here it must stop the build before dbt runs and land in ops.expectation_results.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from kubeledger import warehouse
+from kubeledger.cli import main, run_build
+from kubeledger.load import load_landing
+from kubeledger.quality_gate import QualityGateError
+
+SAMPLES = Path(__file__).parent / "fixtures" / "landing_samples"
+CUR = "aws/cur-legacy-2026-10.csv"
+POD = "koku/pod-usage.csv"
+NODES = "supplementary/nodes.csv"
+
+
+class DbtRan(Exception):
+    pass
+
+
+@pytest.fixture
+def gate(tmp_path, monkeypatch):
+    """Land the samples with `edit(name, lines)` applied, load them, run the build up to dbt."""
+    monkeypatch.setenv("KUBELEDGER_DB", str(tmp_path / "ledger.duckdb"))
+    monkeypatch.setenv("KUBELEDGER_CONFIG", str(tmp_path / "absent.yml"))
+
+    def no_dbt(*_args, **_kwargs):
+        raise DbtRan
+
+    monkeypatch.setattr(warehouse, "run_dbt", no_dbt)
+
+    def run(edits: dict[str, callable]) -> QualityGateError | None:
+        landing = tmp_path / "landing"
+        for sample in ("koku/manifest.json", POD, CUR, NODES):
+            lines = (SAMPLES / sample).read_text().splitlines()
+            if sample == POD:
+                lines = lines[:4]  # the sample's 4th row has no node: it fails `node is filled`
+            if sample in edits:
+                lines = edits[sample](lines)
+            (landing / sample).parent.mkdir(parents=True, exist_ok=True)
+            (landing / sample).write_text("\n".join(lines) + "\n")
+        load_landing(tmp_path / "ledger.duckdb", landing)
+        try:
+            run_build(progress=None)
+        except QualityGateError as exc:
+            return exc
+        except DbtRan:
+            return None
+        raise AssertionError("the build neither failed the gate nor reached dbt")
+
+    return run
+
+
+def results(tmp_path) -> list[tuple]:
+    with duckdb.connect(str(tmp_path / "ledger.duckdb")) as con:
+        return con.execute(
+            "select raw_table, description, cluster_id, cast(usage_date as varchar), "
+            "unexpected_count, sample_rows from ops.expectation_results order by all"
+        ).fetchall()
+
+
+def row(lines: list[str], index: int, old: str, new: str) -> list[str]:
+    assert old in lines[index], (old, lines[index])
+    return [*lines[:index], lines[index].replace(old, new, 1), *lines[index + 1 :]]
+
+
+def test_clean_samples_pass_the_gate_and_reach_dbt(gate, tmp_path):
+    assert gate({}) is None
+    assert results(tmp_path) == []
+
+
+def test_an_unknown_aws_line_item_type_blocks_and_is_never_reclassified(gate, tmp_path):
+    refused = gate({CUR: lambda lines: row(lines, 1, ",Usage,", ",WeirdUsage,")})
+    assert refused is not None
+    assert "aws_cur_legacy: lineItem/LineItemType is one of Usage, " in str(refused)
+    assert "    aws/cur-legacy-2026-10.csv row 1 (lineItem/LineItemType=WeirdUsage)" in str(refused)
+    assert str(refused).startswith("the raw data fails its expectations, so nothing was built")
+    (recorded,) = results(tmp_path)
+    assert recorded[0] == "aws_cur_legacy" and recorded[3:] == (
+        "2026-10-06",
+        1,
+        "aws/cur-legacy-2026-10.csv row 1",
+    )
+
+
+def test_two_currencies_in_one_billing_account_are_refused(gate):
+    refused = gate({CUR: lambda lines: row(lines, 2, ",USD,", ",EUR,")})
+    assert refused is not None
+    assert "a billing account's lines are in one currency" in str(refused)
+    assert (
+        "aws/cur-legacy-2026-10.csv row 2 (account 123456789012 in EUR, its other lines in USD)"
+        in str(refused)
+    )
+
+
+def test_negative_usage_blocks_with_its_row_and_value(gate, tmp_path):
+    refused = gate({POD: lambda lines: row(lines, 1, ",1800.000000,", ",-5,")})
+    assert refused is not None
+    assert "koku_pod_usage: pod_usage_cpu_core_seconds is not negative: 1 rows" in str(refused)
+    assert "koku/pod-usage.csv row 1 (pod_usage_cpu_core_seconds__value=-5.0)" in str(refused)
+    assert ("koku_pod_usage", "pod_usage_cpu_core_seconds is not negative", "prod-east-1") == (
+        results(tmp_path)[0][:3]
+    )
+
+
+def test_usage_far_above_node_capacity_blocks(gate):
+    # 1800 core-seconds of a 14400 core-second node made 20000
+    refused = gate({POD: lambda lines: row(lines, 1, ",1800.000000,", ",20000,")})
+    assert refused is not None
+    assert (
+        "pod_usage_cpu_core_seconds is at most node_capacity_cpu_core_seconds x 1.05: 1 rows"
+        in str(refused)
+    )
+    assert "koku/pod-usage.csv row 1 (" in str(refused)
+
+
+def test_a_row_dated_outside_its_files_report_period_blocks(gate):
+    # an October report with a November hour: it would have created a new cluster-day
+    refused = gate(
+        {
+            POD: lambda lines: row(
+                lines, 2, "2026-10-06 18:00:00 +0000 UTC", "2026-11-06 18:00:00 +0000 UTC"
+            )
+        }
+    )
+    assert refused is not None
+    assert "koku_pod_usage: report_period_end is after interval_start: 1 rows" in str(refused)
+    assert "koku/pod-usage.csv row 2 (" in str(refused)
+
+
+def test_an_unknown_node_role_blocks(gate):
+    refused = gate({POD: lambda lines: row(lines, 1, ",worker,", ",wizard,")})
+    assert refused is not None
+    assert "koku_pod_usage: node_role is one of worker, control-plane" in str(refused)
+    assert "koku/pod-usage.csv row 1 (node_role__normalized=wizard)" in str(refused)
+
+
+def test_an_on_prem_node_without_provider_id_passes(gate, tmp_path):
+    from kubeledger.quality import validate_raw_tables
+
+    onprem = "onprem-dc1,cp-1.dc1.internal,,2026-09-01T00:00:00Z,"
+    assert gate({NODES: lambda lines: [*lines, onprem]}) is None
+    # the same suite the Dagster landing check runs (it failed `provider_id is filled`)
+    with duckdb.connect(str(tmp_path / "ledger.duckdb")) as con:
+        (nodes,) = validate_raw_tables(con, tables=["cluster_nodes"])
+    assert nodes.success and nodes.rows_checked == 5
+
+
+def test_kubeledger_build_exits_non_zero_before_dbt(gate, tmp_path):
+    gate({CUR: lambda lines: row(lines, 1, ",Usage,", ",WeirdUsage,")})
+    result = CliRunner().invoke(main, ["build"])
+    assert result.exit_code == 1
+    assert "aws/cur-legacy-2026-10.csv row 1 (lineItem/LineItemType=WeirdUsage)" in result.output
+    shutil.rmtree(tmp_path / "landing")
