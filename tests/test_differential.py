@@ -136,3 +136,24 @@ def describe(disagreements: list[str]) -> str:
             lines.append(f"  {text}")
             shown += 1
     return "\n".join(lines)
+
+
+def test_reference_landing_puts_a_later_delivery_after_the_files_it_restates(tmp_path):
+    fleets = tmp_path / "fleets"
+    first = fleets / "landing" / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
+    late = fleets / "late" / "2026-11-03"
+    restated = late / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
+    for path, text in ((first, "first"), (restated, "restated")):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    os.utime(restated, (1_000_000, 1_000_000))  # written before the landing file
+    summary = {"late_deliveries": [{"delivered_on": "2026-11-03", "landing": str(late)}]}
+
+    out = reference_landing(fleets, summary, tmp_path / "reference")
+
+    kept = out / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
+    moved = out / "f00" / "billing" / "aws" / "2026-10" / "delivered-2026-11-03" / "cur.parquet"
+    assert kept.read_text() == "first"
+    assert moved.read_text() == "restated"
+    assert moved.stat().st_mtime == first.stat().st_mtime + 86_400
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["cur.parquet"] * 2
