@@ -9,7 +9,7 @@ export DBT_PROJECT_DIR := $(CURDIR)
 DEMO_DIR ?= demo
 AS_OF ?= 2026-11-19
 
-.PHONY: setup demo test lint browser docs ui bench test-spark clean
+.PHONY: setup demo test lint browser docs ui bench test-spark test-differential clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -37,6 +37,12 @@ browser:
 test: $(STAMP) browser
 	$(MAKE) lint
 	$(BIN)/pytest tests -q
+
+# The ledger against the independent reference ledger (tests/reference/) on 500 random messy
+# fleets (`make test` runs the same test on 50). KUBELEDGER_DIFF_SEED=<n> draws other fleets.
+DIFF_FLEETS ?= 500
+test-differential: $(STAMP)
+	KUBELEDGER_DIFF_FLEETS=$(DIFF_FLEETS) $(BIN)/pytest tests/test_differential.py -q
 
 # The same small fleet built on local Spark (dbt-spark session; Java 17) and on DuckDB, with
 # Spark's data tests too: every mart equal, Spark's October draft = the bill sealed on DuckDB.

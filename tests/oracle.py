@@ -1,7 +1,12 @@
 """An independent oracle: the net amortized compute cost of each cloud cluster's nodes per
 UTC day, computed straight from the landing files with pandas / pyarrow and no kubeledger code.
 
-    expected_node_compute_cost(landing_dir) -> DataFrame[cluster_id, usage_date, cost]
+    expected_node_compute_cost(landing_dir, late=()) -> DataFrame[cluster_id, usage_date, cost]
+
+`late` are folders delivered after the landing folder (the generator's `late/<day>/`), in
+load order. A CUR file replaces the rows of its billing period of its account that earlier
+deliveries brought (docs/landing-and-raw.md: a restated export; the files of one delivery
+add up).
 
 Rules (SPEC §3.2, §4):
 - AWS (CUR 2.0): instance lines (`i-…` of the cluster's nodes from nodes.csv) of type
@@ -21,6 +26,7 @@ import datetime as dt
 import gzip
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -36,11 +42,14 @@ INSTANCE_TYPES = {
 }
 
 
-def expected_node_compute_cost(landing_dir: Path | str) -> pd.DataFrame:
+def expected_node_compute_cost(
+    landing_dir: Path | str, late: Sequence[Path | str] = ()
+) -> pd.DataFrame:
     landing = Path(landing_dir)
     nodes = _nodes(landing)
     costs: dict[tuple[str, dt.date], float] = defaultdict(float)
-    for part in (_aws(landing, nodes), _gcp(landing, nodes), _azure(landing, nodes)):
+    deliveries = [landing, *(Path(folder) for folder in late)]
+    for part in (_aws(deliveries, nodes), _gcp(landing, nodes), _azure(landing, nodes)):
         for key, value in part.items():
             costs[key] += value
     frame = pd.DataFrame(
@@ -65,15 +74,32 @@ def _number(value) -> float:
     return float(value)
 
 
-def _aws(landing: Path, nodes: pd.DataFrame) -> dict:
+def _aws_bills(deliveries: list[Path]) -> list[pd.DataFrame]:
+    """The CUR files that count: per (payer account, billing period), those of the last
+    delivery that brought that period."""
+    periods: dict[tuple[str, str], tuple[int, list[pd.DataFrame]]] = {}
+    for number, folder in enumerate(deliveries):
+        for path in sorted((folder / "billing" / "aws").rglob("*.parquet")):
+            bill = pq.read_table(path).to_pandas()
+            for key, rows in bill.groupby(
+                [bill["bill_payer_account_id"], bill["bill_billing_period_start_date"].str[:10]]
+            ):
+                delivered, frames = periods.get(key, (number, []))
+                if delivered < number:  # a later delivery restates the period
+                    delivered, frames = number, []
+                frames.append(rows)
+                periods[key] = (delivered, frames)
+    return [frame for _, frames in periods.values() for frame in frames]
+
+
+def _aws(deliveries: list[Path], nodes: pd.DataFrame) -> dict:
     instance_cluster = {
         provider_id.rsplit("/", 1)[-1]: cluster
         for cluster, provider_id in zip(nodes.cluster_id, nodes.provider_id, strict=True)
         if provider_id.startswith("aws://")
     }
     out: dict[tuple[str, dt.date], float] = defaultdict(float)
-    for path in sorted((landing / "billing" / "aws").rglob("*.parquet")):
-        bill = pq.read_table(path).to_pandas()
+    for bill in _aws_bills(deliveries):
         keep = (
             bill["line_item_resource_id"].isin(instance_cluster.keys())
             & bill["line_item_line_item_type"].isin(INSTANCE_TYPES.keys())

@@ -23,10 +23,19 @@ RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 def tiny_fleet(out_dir: Path, *, days: int = 4) -> Path:
     """Two clusters (EKS, GKE), six nodes, `days` days from 2026-10-01; returns out_dir."""
-    from kubeledger.generate import generate_fleet
+    from kubeledger.generate import Messiness, generate_fleet
 
+    # Tidy: these tests are about partitions, sensors and jobs on a few days (most of the
+    # irregularities need a whole month); the messy fleet is tests/test_differential.py's.
     generate_fleet(
-        out_dir, seed=7, clusters=2, nodes=6, days=days, start_date=FLEET_START, pods_per_node=4
+        out_dir,
+        seed=7,
+        clusters=2,
+        nodes=6,
+        days=days,
+        start_date=FLEET_START,
+        pods_per_node=4,
+        messiness=Messiness.none(),
     )
     return out_dir
 

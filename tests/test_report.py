@@ -51,7 +51,7 @@ def built_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     warning, and the tests below check the marts they read exist.
     """
     from kubeledger.generate import generate_fleet
-    from tests.warehouse_builder import build_warehouse
+    from tests.warehouse_builder import build_warehouse, late_folders
 
     workdir = tmp_path_factory.getbasetemp() / "report-fleet"
     db = workdir / "kubeledger.duckdb"
@@ -61,9 +61,14 @@ def built_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
-    generate_fleet(workdir / "demo", nodes=8, days=33, pods_per_node=6)
+    summary = generate_fleet(workdir / "demo", nodes=8, days=33, pods_per_node=6)
     try:
-        build_warehouse(workdir, workdir / "demo" / "landing", workdir / "demo" / "kubeledger.yml")
+        build_warehouse(
+            workdir,
+            workdir / "demo" / "landing",
+            workdir / "demo" / "kubeledger.yml",
+            late=late_folders(summary),
+        )
     except DbtError as exc:
         warnings.warn(f"dbt build reported failures; testing what was built: {exc}", stacklevel=1)
     with duckdb.connect(str(db), read_only=True) as con:

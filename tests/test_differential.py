@@ -1,0 +1,159 @@
+"""The differential test (issue 12 §3): many random messy fleets, the ledger against the
+independent reference ledger (tests/reference/, written from the SPEC alone).
+
+N fleets (`KUBELEDGER_DIFF_FLEETS`, default 50; `make test-differential` runs 500) drawn by
+`random_fleet_specs` from `KUBELEDGER_DIFF_SEED` go into one landing folder and one merged
+kubeledger.yml, and take the `kubeledger demo` path: load landing/, build, load each later
+delivery (the restated CUR) and build, close October as of a fixed day. One dbt build per
+step for the whole set: a build costs about the same whatever its size. The reference then
+reads the same files, and every node-, pod-, cluster- and owner-day and every October bill
+line must agree (bill money exactly, daily doubles within 1e-6; compare_to_warehouse).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from kubeledger.generate import Messiness, generate_fleets, random_fleet_specs
+from tests.reference import reference_ledger
+from tests.reference.compare import compare_to_warehouse
+from tests.warehouse_builder import build_warehouse, close_month
+
+FLEETS = int(os.environ.get("KUBELEDGER_DIFF_FLEETS", "50"))
+SEED = int(os.environ.get("KUBELEDGER_DIFF_SEED", "20261012"))
+MONTH, MONTH_START = "2026-10", dt.date(2026, 10, 1)
+AS_OF = dt.date(2026, 11, 19)  # the Makefile's demo AS_OF: past the grace, before the deadline
+CLOUD_KINDS = ("eks", "gke", "aks", "onprem")
+SHOWN = 40
+
+pytestmark = pytest.mark.slow
+
+# Small fleets: 35 days from Oct 1 cover October and its late delivery; 2-4 nodes per
+# cluster and the fewest pods per node the generator allows keep 50 fleets inside `make test`.
+SPEC_SIZE = {"days": 35, "min_nodes": 2, "max_nodes": 4, "pods_per_node": 4}
+
+# A Messiness switch is exercised when it is on and the irregularity found a place in the
+# fleet (the generator skips what does not fit: no AKS cluster for the shared LB, ...): the
+# summary's `irregularities` entry that records where it went.
+PLACED_BY = {
+    "shared_load_balancer": ("shared_load_balancer",),
+    "scale_to_zero_weekend": ("scale_to_zero",),
+    "decommissioned_cluster": ("decommissioned",),
+    "autoscaled_unbilled_nodes": ("autoscaled_nodes",),
+    "restated_cur": ("restated_month",),
+    "bill_days_without_usage": ("outage", "silent_node"),
+}
+
+
+@pytest.fixture(scope="module")
+def differential(tmp_path_factory):
+    root = tmp_path_factory.mktemp("differential")
+    specs = random_fleet_specs(FLEETS, random.Random(SEED), **SPEC_SIZE)
+    summary = generate_fleets(root / "fleets", specs)
+    config = Path(summary["config"])
+    db = build_warehouse(root, Path(summary["landing"]), config, late=summary["late_deliveries"])
+    close_month(db, MONTH, AS_OF)
+    landing = reference_landing(root / "fleets", summary, root / "reference-landing")
+    ledger = reference_ledger(landing, config, as_of=AS_OF)
+    return specs, summary, db, ledger
+
+
+def reference_landing(fleets: Path, summary: dict, out: Path) -> Path:
+    """The same files as one folder for the reference: landing/ hard-linked as it is, each
+    later delivery's files next to the files they restate, in a `delivered-<day>/` subfolder
+    (as an AWS export puts each delivery in a folder of its own), written after everything
+    before them (file times in delivery order: the reference's rule for a newer export)."""
+    landing = fleets / "landing"
+    newest = 0.0
+    for path in sorted(landing.rglob("*")):
+        if path.is_file():
+            target = out / path.relative_to(landing)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(path, target)
+            newest = max(newest, path.stat().st_mtime)
+    for number, delivery in enumerate(summary["late_deliveries"], start=1):
+        folder = Path(delivery["landing"])
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                relative = path.relative_to(folder)
+                target = out / relative.parent / f"delivered-{delivery['delivered_on']}"
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target / path.name)
+                stamp = newest + number * 86_400
+                os.utime(target / path.name, (stamp, stamp))
+    return out
+
+
+def test_the_fleets_cover_every_cloud_and_every_irregularity(differential):
+    specs, summary, _, _ = differential
+    assert len(summary["fleets"]) == FLEETS
+    kinds = {kind for spec in specs for kind in spec.kinds}
+    assert kinds == set(CLOUD_KINDS)
+    exercised = set()
+    for spec, fleet in zip(specs, summary["fleets"], strict=True):
+        for switch in spec.messiness.on():
+            places = PLACED_BY.get(switch)
+            if switch == "real_eks_fee_rows":
+                if "eks" in spec.kinds:
+                    exercised.add(switch)
+            elif places is None or any(fleet["irregularities"].get(p) for p in places):
+                exercised.add(switch)
+    assert exercised == set(Messiness.all().on())
+    # both shapes of a bill day without usage: a cluster-day outage and a silent node
+    for place in PLACED_BY["bill_days_without_usage"]:
+        assert any(fleet["irregularities"].get(place) for fleet in summary["fleets"]), place
+    assert summary["late_deliveries"], "no restated CUR delivered later"
+
+
+def test_the_ledger_equals_the_reference(differential):
+    _, _, db, ledger = differential
+    disagreements = compare_to_warehouse(ledger, db, months=[MONTH_START])
+    assert not disagreements, describe(disagreements)
+
+
+def describe(disagreements: list[str]) -> str:
+    """The first SHOWN disagreements, grouped by table (the text before the first colon)."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for text in disagreements:
+        groups[text.split(":", 1)[0]].append(text)
+    lines = [
+        f"{len(disagreements)} disagreements with the reference ledger (seed {SEED}, "
+        f"{FLEETS} fleets):"
+    ]
+    shown = 0
+    for table, texts in groups.items():
+        lines.append(f"[{table}] {len(texts)}")
+        for text in texts:
+            if shown == SHOWN:
+                break
+            lines.append(f"  {text}")
+            shown += 1
+    return "\n".join(lines)
+
+
+def test_reference_landing_puts_a_later_delivery_after_the_files_it_restates(tmp_path):
+    fleets = tmp_path / "fleets"
+    first = fleets / "landing" / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
+    late = fleets / "late" / "2026-11-03"
+    restated = late / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
+    for path, text in ((first, "first"), (restated, "restated")):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    os.utime(restated, (1_000_000, 1_000_000))  # written before the landing file
+    summary = {"late_deliveries": [{"delivered_on": "2026-11-03", "landing": str(late)}]}
+
+    out = reference_landing(fleets, summary, tmp_path / "reference")
+
+    kept = out / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
+    moved = out / "f00" / "billing" / "aws" / "2026-10" / "delivered-2026-11-03" / "cur.parquet"
+    assert kept.read_text() == "first"
+    assert moved.read_text() == "restated"
+    assert moved.stat().st_mtime == first.stat().st_mtime + 86_400
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["cur.parquet"] * 2
