@@ -22,6 +22,8 @@ import pytest
 
 from kubeledger.generate import generate_fleet
 
+pytestmark = pytest.mark.slow
+
 MONTH = "2026-10"
 AS_OF = "2026-11-10"
 SEALED_TABLES = (
