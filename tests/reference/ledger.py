@@ -34,11 +34,20 @@ class Ledger:
     namespace_days: pd.DataFrame | None = None  # namespace-level cost rows (pod None)
 
 
-def reference_ledger(landing: Path, config_path: Path, *, as_of: dt.date) -> Ledger:
+def reference_ledger(
+    landing: Path,
+    config_path: Path,
+    *,
+    as_of: dt.date,
+    deliveries: list[Path] | None = None,
+) -> Ledger:
+    """`deliveries`: folders loaded after `landing`, in load order (e.g. each `late/<day>/`
+    in day order); replacement of billing periods and usage hours then follows that order
+    (docs/landing-and-raw.md), not file times or manifest dates."""
     config = yaml.safe_load(Path(config_path).read_text()) if Path(config_path).exists() else {}
     config = config or {}
-    pricing = price_fleet(Path(landing), config, as_of=as_of)
-    usage = read_usage(Path(landing))
+    usage = read_usage(Path(landing), deliveries)
+    pricing = price_fleet(Path(landing), config, as_of=as_of, deliveries=deliveries, usage=usage)
     return build_ledger(usage, pricing, config, as_of=as_of)
 
 

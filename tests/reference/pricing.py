@@ -64,23 +64,44 @@ def _settings(config: dict, as_of: dt.date | None) -> _Settings:
 # --------------------------------------------------------------------------- the run
 
 
-def price_fleet(landing: Path, config: dict, *, as_of: dt.date | None = None) -> Pricing:
+def price_fleet(
+    landing: Path,
+    config: dict,
+    *,
+    as_of: dt.date | None = None,
+    deliveries: list[Path] | None = None,
+    usage=None,
+) -> Pricing:
+    """`deliveries`: folders loaded after `landing`, in load order; when given, a later
+    delivery's billing period (and usage hours) replace the earlier ones by that order, not by
+    file times (docs/landing-and-raw.md: replacement follows load order). `usage`:
+    tests/reference/usage.py's Usage read from the same folders, so the operator's reports are
+    parsed once (the pricing then reads only the bills and supplementary files)."""
     landing = Path(landing)
     settings = _settings(config, as_of)
-    files = inputs.scan(landing)
+    explicit = deliveries is not None
+    files = inputs.scan(landing, deliveries)
     cache: dict = {}
     clusters = config.get("clusters") or []
     providers = {str(c["id"]): str(c.get("provider", "")) for c in clusters}
 
-    usage = inputs.node_hours(files.get("koku_pod", []), cache)
-    labels = inputs.node_labels(files.get("koku_node_labels", []), cache)
-    pv_days = inputs.volume_days(files.get("koku_storage", []), cache)
+    shared = {} if usage is None else {"pods": usage.pods}
+    usage_hours = inputs.node_hours(files.get("koku_pod", []), cache, explicit=explicit, **shared)
+    shared = {} if usage is None else {"labels": usage.node_labels}
+    labels = inputs.node_labels(
+        files.get("koku_node_labels", []), cache, explicit=explicit, **shared
+    )
+    shared = {} if usage is None else {"storage": usage.storage}
+    pv_days = inputs.volume_days(
+        files.get("koku_storage", []), cache, explicit=explicit, **shared
+    )
+    usage = usage_hours
     nodes_csv = inputs.latest_supplementary(
         files.get("nodes", []), ["cluster_id", "node", "provider_id"]
     )
     lb_services = _lb_services(files.get("lb_services", []))
     card = ratecard.rate_card(files.get("rate_card", []), config)
-    lines = billing_lines(files)
+    lines = billing_lines(files, explicit=explicit)
     lines["ikey"] = scope.instance_key(lines)
     lines["line_no"] = np.arange(len(lines))
 

@@ -44,6 +44,7 @@ NUMBERS = [
     "node_capacity_cpu_core_seconds",
     "node_capacity_memory_bytes",
     "node_capacity_memory_byte_seconds",
+    "persistentvolumeclaim_capacity_byte_seconds",
 ]
 STORAGE_COLUMNS = [
     "interval_start",
@@ -53,6 +54,8 @@ STORAGE_COLUMNS = [
     "persistentvolumeclaim",
     "persistentvolume",
     "csi_volume_handle",
+    "persistentvolumeclaim_capacity_byte_seconds",
+    "persistentvolume_labels",
 ]
 
 
@@ -152,10 +155,15 @@ def _header(path: Path) -> list[str]:
     return line.decode("utf-8-sig", errors="replace").strip().split(",")
 
 
-def read_usage(landing: Path) -> Usage:
+def read_usage(landing: Path, deliveries: list[Path] | None = None) -> Usage:
     """Every CSV under the landing folder, recognised by its header (docs/landing-and-raw.md:
     the loader walks the folder recursively), so a layout with several fleets or later
-    deliveries (`late/<day>/…`) reads the same."""
+    deliveries (`late/<day>/…`) reads the same.
+
+    `deliveries`: folders loaded after `landing`, in load order. When given, replacement
+    follows that order (docs/landing-and-raw.md: "A usage file replaces the earlier rows of the
+    same cluster and report type for the hours (`interval_start`) it contains"; files of one
+    load call do not replace each other), not manifest dates."""
     frames: dict[str, list] = {
         "pods": [],
         "storage": [],
@@ -165,22 +173,25 @@ def read_usage(landing: Path) -> Usage:
         "lb_services": [],
     }
     manifests: dict[Path, dict] = {}
-    paths = sorted(p for p in Path(landing).rglob("*") if p.is_file()) if landing.exists() else []
+    folders = [Path(landing), *(Path(d) for d in deliveries or [])]
     found = []
-    for path in paths:
-        relative = path.relative_to(landing)
-        if any(part.startswith(".") for part in relative.parts):
-            continue
-        if not (path.name.endswith(".csv") or path.name.endswith(".csv.gz")):
-            continue
-        kind = _kind(_header(path))
-        if kind is None:
-            continue
-        manifest = _manifest(path.parent, manifests)
-        # A re-delivered report replaces the same hours: the later delivery (the manifest's
-        # `date`, then the path) wins.
-        found.append((str(manifest.get("date") or ""), str(relative), path, kind, manifest))
-    for order, (_, _, path, kind, manifest) in enumerate(sorted(found)):
+    for load, folder in enumerate(folders):
+        paths = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+        for path in paths:
+            relative = path.relative_to(folder)
+            if any(part.startswith(".") for part in relative.parts):
+                continue
+            if not (path.name.endswith(".csv") or path.name.endswith(".csv.gz")):
+                continue
+            kind = _kind(_header(path))
+            if kind is None:
+                continue
+            manifest = _manifest(path.parent, manifests)
+            # Without explicit deliveries a re-delivered report replaces the same hours: the
+            # later delivery (the manifest's `date`, then the path) wins.
+            first = load if deliveries is not None else str(manifest.get("date") or "")
+            found.append((first, str(relative), path, kind, manifest, load))
+    for order, (_, _, path, kind, manifest, load) in enumerate(sorted(found)):
         raw = _read_bytes(path)
         header = raw.split(b"\n", 1)[0].decode().strip().split(",")
         names = [c.strip().lower() for c in header]
@@ -192,31 +203,39 @@ def read_usage(landing: Path) -> Usage:
         table = _read_table(raw, names)
         rows = table.num_rows
         cluster = manifest.get("cluster_id") or path.parent.name
-        table = table.append_column(
-            "cluster_id", pa.array([cluster] * rows, pa.string())
-        ).append_column("_order", pa.array([order] * rows, pa.int64()))
+        table = (
+            table.append_column("cluster_id", pa.array([cluster] * rows, pa.string()))
+            .append_column("_order", pa.array([order] * rows, pa.int64()))
+            .append_column("_load", pa.array([load] * rows, pa.int64()))
+        )
         frames[kind].append(table)
+    explicit = deliveries is not None
 
-    pods = _concat(frames["pods"], POD_COLUMNS)
+    pods = _latest_load(_concat(frames["pods"], POD_COLUMNS), explicit)
     pods["hour"] = parse_timestamps(pods["interval_start"]).dt.floor("h")
-    for column in NUMBERS:
+    for column in NUMBERS[:-1]:
         pods[column] = pods[column].astype(float).fillna(0.0)
     # A re-delivered report replaces the same hours: keep the latest file's row.
     pods = pods.sort_values("_order").drop_duplicates(
         ["cluster_id", "node", "hour", "namespace", "pod"], keep="last"
     )
     pods["usage_date"] = pods["hour"].dt.date
-    storage = _concat(frames["storage"], STORAGE_COLUMNS)
+    storage = _latest_load(_concat(frames["storage"], STORAGE_COLUMNS), explicit)
+    capacity = "persistentvolumeclaim_capacity_byte_seconds"
+    storage[capacity] = pd.to_numeric(storage[capacity], errors="coerce")
     storage["hour"] = parse_timestamps(storage["interval_start"]).dt.floor("h")
     storage = storage.sort_values("_order").drop_duplicates(
         ["cluster_id", "hour", "namespace", "pod", "persistentvolumeclaim", "persistentvolume"],
         keep="last",
     )
     storage["usage_date"] = storage["hour"].dt.date
-    node_labels = _concat(frames["node_labels"], ["interval_start", "node", "node_labels"])
+    node_labels = _latest_load(
+        _concat(frames["node_labels"], ["interval_start", "node", "node_labels"]), explicit
+    )
     node_labels["hour"] = parse_timestamps(node_labels["interval_start"]).dt.floor("h")
-    namespace_labels = _concat(
-        frames["namespace_labels"], ["interval_start", "namespace", "namespace_labels"]
+    namespace_labels = _latest_load(
+        _concat(frames["namespace_labels"], ["interval_start", "namespace", "namespace_labels"]),
+        explicit,
     )
     namespace_labels["hour"] = parse_timestamps(namespace_labels["interval_start"]).dt.floor("h")
     return Usage(
@@ -234,8 +253,17 @@ def read_usage(landing: Path) -> Usage:
     )
 
 
+def _latest_load(frame: pd.DataFrame, explicit: bool) -> pd.DataFrame:
+    """With explicit deliveries, the rows of each cluster and hour (`interval_start` as
+    written) from the latest load that brought that hour (docs/landing-and-raw.md)."""
+    if not explicit or frame.empty:
+        return frame
+    latest = frame.groupby(["cluster_id", "interval_start"])["_load"].transform("max")
+    return frame[frame["_load"] == latest].reset_index(drop=True)
+
+
 def _concat(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
-    wanted = [*columns, "cluster_id", "_order"]
+    wanted = [*columns, "cluster_id", "_order", "_load"]
     if not tables:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in wanted})
     table = pa.concat_tables(tables, promote_options="default")
