@@ -858,6 +858,56 @@ def test_restated_export_replaces_the_period(tmp_path):
     assert scope_of(pricing, "eks-a", D1, "compute") == 3.0
 
 
+def test_explicit_deliveries_replace_by_load_order_not_file_time(tmp_path):
+    fleet = Fleet(tmp_path)
+    aws_node(fleet, "eks-a", "n1", "i-n1")
+    fleet.run("eks-a", "n1", D1, 24)
+    landing, config = fleet.write(_aws_config())
+    write_cur(
+        landing, "2026-10/zz-first", [cur_line("111", "Usage", D1, "i-n1", 2.4)], mtime=2_000_000
+    )
+    # Loaded after landing/, yet older by file time and by path: the load order decides.
+    late = tmp_path / "late" / "2026-11-03"
+    write_cur(late, "2026-10/aa-restated", [cur_line("111", "Usage", D1, "i-n1", 3.0)], 1_000_000)
+    assert node_cost(price_fleet(landing, config, as_of=AS_OF), "n1", D1) == ("bill", 2.4)
+    pricing = price_fleet(landing, config, as_of=AS_OF, deliveries=[late])
+    assert node_cost(pricing, "n1", D1) == ("bill", 3.0)
+    assert scope_of(pricing, "eks-a", D1, "compute") == 3.0
+    # A second delivery replaces the first; the usage of landing/ stays.
+    later = tmp_path / "late" / "2026-11-04"
+    write_cur(later, "2026-10/x", [cur_line("111", "Usage", D1, "i-n1", 1.5)], 500_000)
+    pricing = price_fleet(landing, config, as_of=AS_OF, deliveries=[late, later])
+    assert node_cost(pricing, "n1", D1) == ("bill", 1.5)
+    # Two files of one load keep both (replacement happens once per load call).
+    write_cur(late, "2026-10/bb-part", [cur_line("111", "Usage", D1, "i-n1", 0.5)], 900_000)
+    pricing = price_fleet(landing, config, as_of=AS_OF, deliveries=[late])
+    assert node_cost(pricing, "n1", D1) == ("bill", 3.5)
+
+
+def test_explicit_deliveries_replace_usage_hours_by_load_order(tmp_path):
+    from tests.reference.usage import read_usage
+
+    fleet = Fleet(tmp_path)
+    aws_node(fleet, "eks-a", "n1", "i-n1")
+    fleet.run("eks-a", "n1", D1, 24)
+    landing, config = fleet.write(_aws_config())
+    write_cur(landing, "2026-10", [cur_line("111", "Usage", D1, "i-n1", 2.4)])
+    # A later delivery re-sends hours 0-11 of n1 as a report of node n2 (other cores):
+    # those hours of n1 are replaced, so n1 ran 12 hours and n2 12.
+    redo = Fleet(tmp_path / "redo")
+    redo.run("eks-a", "n2", D1, 12)
+    late_landing, _ = redo.write(_aws_config())
+    late = late_landing / "usage"
+    usage = read_usage(landing, [late])
+    hours = usage.pods.groupby("node")["hour"].nunique().to_dict()
+    assert hours == {"n1": 12, "n2": 12}
+    pricing = price_fleet(landing, config, as_of=AS_OF, deliveries=[late], usage=usage)
+    ran = pricing.node_days.set_index("node")["hours_run"].to_dict()
+    assert ran == {"n1": 12.0, "n2": 12.0}
+    alone = price_fleet(landing, config, as_of=AS_OF, deliveries=[late])
+    assert alone.node_days.set_index("node")["hours_run"].to_dict() == ran
+
+
 def test_timestamps_with_utc_offsets_are_converted(tmp_path):
     fleet = Fleet(tmp_path)
     aws_node(fleet, "eks-a", "n1", "i-n1")
