@@ -74,6 +74,11 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     owned["total_cost"] = (
         owned["cpu_cost"] + owned["memory_cost"] + owned["storage_cost"] + owned["network_cost"]
     )
+    # Lead's ruling (3a), SPEC §5 "Direct = the used cost of user pods plus the cost of their
+    # volumes and load balancers": the pod mart's used_cost is the pod's direct cost, CPU and
+    # memory used plus its storage and network cost, so used_cost + workload_idle_cost =
+    # total_cost.
+    owned["used_cost"] = owned["used_cost"] + owned["storage_cost"] + owned["network_cost"]
     cluster_days = _cluster_days(owned, unattributed, node_hours, pricing)
     owner_days = _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings)
     months = sorted({d.replace(day=1) for d in owner_days["usage_date"]})

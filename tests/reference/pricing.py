@@ -230,6 +230,14 @@ def _assign(matched, node_days, usage_day_set, settings) -> pd.DataFrame:
         )
     ]
     active = matched["day_has_usage"] & pd.Series(node_ran, index=matched.index)
+    # Lead's ruling (3b): a managed control-plane fee is platform cost on every day it is
+    # billed, a cluster-day without usage included (the fee is the cluster's, not a Kubernetes
+    # object's); it never becomes `no_usage` unallocated.
+    active = active | (matched["role"] == "fee")
+    # Lead's rulings (3c, 3d; SPEC §4): after the repair window every other in-scope line of a
+    # cluster-day with billing and no usage (instances, disks, load balancers), and the line
+    # of a node billed on a day the agent reported nothing for it while the cluster had usage,
+    # is `no_usage` unallocated — never unattributed storage (`lost` below).
     past = matched["charge_date"].map(lambda d: _past_window(d, settings))
     matched["allocated"] = active & (matched["role"] != "selected") & matched["in_scope"]
     lost = matched["in_scope"] & ~active & past

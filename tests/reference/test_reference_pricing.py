@@ -973,6 +973,51 @@ def test_bill_without_usage_is_pending_then_no_usage(tmp_path):
     assert not status.loc[D2, "has_usage"] and status.loc[D2, "has_billing"]
 
 
+def test_rulings_fee_on_a_day_without_usage_and_no_usage_lines(tmp_path):
+    fleet = Fleet(tmp_path)
+    aws_node(fleet, "eks-a", "n1", "i-n1")
+    aws_node(fleet, "eks-a", "n2", "i-n2")
+    fleet.run("eks-a", "n1", D1, 24)
+    fleet.run("eks-a", "n2", D2, 24)  # n2 runs on D2 only; the cluster has no usage on D3
+    fleet.volume("eks-a", D1, "pv-1", "vol-1")
+    landing, config = fleet.write(_aws_config({"accounts": ["111"]}))
+    fee = {
+        "product": "AmazonEKS",
+        "usage_type": "USE1-AmazonEKS-Hours:perCluster",
+        "operation": "CreateOperation",
+    }
+    arn = "arn:aws:eks:us-east-1:111:cluster/eks-a"
+    ebs = {"usage_type": "USE1-EBS:VolumeUsage.gp3", "operation": "CreateVolume-Gp3"}
+    write_cur(
+        landing,
+        "2026-10",
+        [
+            cur_line("111", "Usage", D1, "i-n1", 2.4),
+            cur_line("111", "Usage", D1, "i-n2", 1.2),  # 3d: n2 billed, not reported on D1
+            cur_line("111", "Usage", D2, "i-n2", 2.4),
+            cur_line("111", "Usage", D3, "i-n1", 2.4),  # 3c: D3 has billing, no usage
+            cur_line("111", "Usage", D3, "vol-1", 0.5, **ebs),
+            cur_line("111", "Usage", D1, arn, 2.0, **fee),
+            cur_line("111", "Usage", D3, arn, 2.0, **fee),  # 3b: fee on a day without usage
+        ],
+    )
+    within = price_fleet(landing, config, as_of=dt.date(2026, 10, 8))
+    # within the repair window: pending (not unallocated), but the fee is platform on D1, D3
+    assert within.unallocated.empty
+    fees = within.platform_fees[["usage_date", "cost"]].values.tolist()
+    assert fees == [[D1, 2.0], [D3, 2.0]]
+    after = price_fleet(landing, config, as_of=dt.date(2026, 10, 20))
+    assert after.platform_fees[["usage_date", "cost"]].values.tolist() == [[D1, 2.0], [D3, 2.0]]
+    lost = after.unallocated[["usage_date", "cost_family", "resource_id", "reason", "cost"]]
+    assert lost.values.tolist() == [
+        [D1, "compute", "i-n2", "no_usage", 1.2],
+        [D3, "compute", "i-n1", "no_usage", 2.4],
+        [D3, "storage", "vol-1", "no_usage", 0.5],
+    ]
+    assert after.volume_days[after.volume_days.usage_date == D3].empty
+    assert scope_of(after, "eks-a", D3, "compute") == pytest.approx(4.4)
+
+
 def test_volume_matched_by_csi_handle_or_pv_name(tmp_path):
     fleet = Fleet(tmp_path)
     aws_node(fleet, "eks-a", "n1", "i-n1")
