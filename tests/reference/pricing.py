@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from tests.reference import pricing_inputs as inputs
 from tests.reference import pricing_nodes as nodes
 from tests.reference import pricing_ratecard as ratecard
@@ -92,9 +93,7 @@ def price_fleet(
         files.get("koku_node_labels", []), cache, explicit=explicit, **shared
     )
     shared = {} if usage is None else {"storage": usage.storage}
-    pv_days = inputs.volume_days(
-        files.get("koku_storage", []), cache, explicit=explicit, **shared
-    )
+    pv_days = inputs.volume_days(files.get("koku_storage", []), cache, explicit=explicit, **shared)
     usage = usage_hours
     nodes_csv = inputs.latest_supplementary(
         files.get("nodes", []), ["cluster_id", "node", "provider_id"]

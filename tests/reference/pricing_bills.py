@@ -21,6 +21,7 @@ import re
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+
 from tests.reference.pricing_inputs import LandingFile, read_json_records, read_table, to_utc
 
 LINE_COLUMNS = [

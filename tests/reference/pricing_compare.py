@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
+
 from tests.reference.pricing import Pricing
 
 TOLERANCE = 1e-6

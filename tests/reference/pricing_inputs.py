@@ -408,7 +408,9 @@ def _from_frame(
         )
     frame = frame.sort_values("_order", kind="stable")
     text = [c for c, _ in aggregations if frame[c].dtype == object]
-    columns = list(dict.fromkeys(["cluster_id", "interval_start", *keys, *(c for c, _ in aggregations)]))
+    columns = list(
+        dict.fromkeys(["cluster_id", "interval_start", *keys, *(c for c, _ in aggregations)])
+    )
     frame = frame[columns].copy()
     # usage.py reads empty text as ""; the pricing reader as NULL
     for column in {*keys, *text}:
@@ -508,9 +510,7 @@ def node_labels(
     if labels is not None:
         hourly = _from_frame(labels, ["node"], aggregations)
     else:
-        hourly = _read_usage(
-            files, LABEL_COLUMNS, cache, ["node"], aggregations, explicit=explicit
-        )
+        hourly = _read_usage(files, LABEL_COLUMNS, cache, ["node"], aggregations, explicit=explicit)
     if hourly.empty:
         return pd.DataFrame(columns=["cluster_id", "node", "usage_date", "labels"])
     hourly = hourly.sort_values("start")

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pandas as pd
+
 from tests.reference import pricing_scope as scope
 
 _AKS_NODE = re.compile(r"^(aks-.+-vmss)[0-9a-z]{6}$", re.IGNORECASE)

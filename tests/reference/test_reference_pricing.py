@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from tests.reference.pricing import price_fleet
 
 D1, D2, D3, D4 = (dt.date(2026, 10, day) for day in (1, 2, 3, 4))
