@@ -59,6 +59,14 @@ STORAGE_COLUMNS = [
 ]
 
 
+WANTED = {
+    "pods": POD_COLUMNS,
+    "storage": STORAGE_COLUMNS,
+    "node_labels": ["interval_start", "node", "node_labels"],
+    "namespace_labels": ["interval_start", "namespace", "namespace_labels"],
+}
+
+
 @dataclass
 class Usage:
     pods: pd.DataFrame  # one row per cluster, node, hour, namespace, pod
@@ -93,13 +101,18 @@ def _read_text(path: Path) -> str:
     return _read_bytes(path).decode("utf-8")
 
 
-def _read_table(raw: bytes, names: list[str]) -> pa.Table:
+def _read_table(raw: bytes, names: list[str], wanted: list[str]) -> pa.Table:
+    """The `wanted` columns of one report (only those are converted: the rest is skipped)."""
+    include = [name for name in dict.fromkeys(names) if name in wanted]
+
     def read(types):
         return pacsv.read_csv(
             pa.BufferReader(raw),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1, use_threads=False),
             convert_options=pacsv.ConvertOptions(
-                column_types={name: types(name) for name in names}, strings_can_be_null=False
+                include_columns=include,
+                column_types={name: types(name) for name in include},
+                strings_can_be_null=False,
             ),
         )
 
@@ -110,7 +123,7 @@ def _read_table(raw: bytes, names: list[str]) -> pa.Table:
         # (docs/landing-and-raw.md): drop it here too.
         frame = read(lambda name: pa.string()).to_pandas()
         keep = pd.Series(True, index=frame.index)
-        for name in (n for n in names if n in NUMBERS):
+        for name in (n for n in include if n in NUMBERS):
             text = frame[name].astype(str).str.strip()
             number = pd.to_numeric(text.where(text != ""), errors="coerce")
             keep &= (text == "") | (number.notna() & np.isfinite(number))
@@ -200,7 +213,7 @@ def read_usage(landing: Path, deliveries: list[Path] | None = None) -> Usage:
             frame.columns = names
             frames[kind].append(frame)
             continue
-        table = _read_table(raw, names)
+        table = _read_table(raw, names, WANTED[kind])
         rows = table.num_rows
         cluster = manifest.get("cluster_id") or path.parent.name
         table = (
