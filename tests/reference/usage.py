@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 POD_COLUMNS = [
@@ -287,12 +288,24 @@ def _concat(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             column: pd.Series(
-                table.column(column).to_numpy(zero_copy_only=False),
+                _to_numpy(table.column(column)),
                 dtype=object if pa.types.is_string(table.schema.field(column).type) else None,
             )
             for column in wanted
         }
     )
+
+
+def _to_numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """A column as numpy; text as an object array holding one Python string per distinct
+    value (built from the dictionary: fast, and each string's hash is computed once)."""
+    if not pa.types.is_string(column.type):
+        return column.to_numpy()
+    if column.null_count:
+        return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+    encoded = pc.dictionary_encode(column.combine_chunks())
+    values = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    return values[encoded.indices.to_numpy()]
 
 
 def _supplementary(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
