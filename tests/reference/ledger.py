@@ -67,10 +67,8 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     for column in ("storage_platform", "is_platform"):
         owned[column] = owned[column].fillna(False).astype(bool)
     owned = resolve_owners(owned, usage.namespace_labels, settings, rule)
-    owned["owner_status"] = [
-        "owned" if team != "unallocated" or cc != "unallocated" else "unowned"
-        for team, cc in zip(owned["team"], owned["cost_center"], strict=True)
-    ]
+    owns = (owned["team"] != "unallocated") | (owned["cost_center"] != "unallocated")
+    owned["owner_status"] = np.where(owns.to_numpy(), "owned", "unowned").astype(object)
     owned["total_cost"] = (
         owned["cpu_cost"] + owned["memory_cost"] + owned["storage_cost"] + owned["network_cost"]
     )
@@ -399,11 +397,11 @@ def _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings) -
     ].sum()
     owner_of = attributed[attributed["pod"].notna()][[*base, "namespace", "pod", *OWNER]]
     idle_by_node = idle_by_node.merge(owner_of, on=[*base, "namespace", "pod"], how="left")
-    owner_rule = (
-        idle_by_node["cluster_id"]
-        .map(lambda c: settings.pool_rules(c)["workload_idle"].rule == "owner")
-        .astype(bool)
-    )
+    keeps_owner = {
+        cluster: settings.pool_rules(cluster)["workload_idle"].rule == "owner"
+        for cluster in idle_by_node["cluster_id"].unique()
+    }
+    owner_rule = idle_by_node["cluster_id"].map(keeps_owner).fillna(False).astype(bool)
     kept = idle_by_node[owner_rule]
     book(kept, "compute", "workload_idle_cost", kept["workload_idle_cost"])
     pooled = idle_by_node[~owner_rule]
