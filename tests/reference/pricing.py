@@ -203,10 +203,6 @@ def _lb_services(files) -> pd.DataFrame:
 # --------------------------------------------------------------------------- assignment
 
 
-def _past_window(day: dt.date, settings: _Settings) -> bool:
-    return (settings.as_of - day).days > settings.repair_window_days
-
-
 def _assign(matched, node_days, usage_day_set, settings) -> pd.DataFrame:
     """Marks each in-scope line allocated (it reaches a ledger row), and returns the
     unallocated ones: link-selected lines nothing matches (`no_kubernetes_object`), and —
@@ -229,17 +225,18 @@ def _assign(matched, node_days, usage_day_set, settings) -> pd.DataFrame:
         )
     ]
     active = matched["day_has_usage"] & pd.Series(node_ran, index=matched.index)
-    # Lead's ruling (3b): a managed control-plane fee is platform cost on every day it is
-    # billed, a cluster-day without usage included (the fee is the cluster's, not a Kubernetes
-    # object's); it never becomes `no_usage` unallocated.
-    active = active | (matched["role"] == "fee")
+    # Lead's ruling (3b, revised): SPEC §4 "a day with a bill but no usage ... its lines count
+    # as unallocated with the reason no_usage" names every line of the day, the managed
+    # control-plane fee included (issue 12 bug 2: "has only its control-plane fee on a day").
     # Lead's rulings (3c, 3d; SPEC §4): after the repair window every other in-scope line of a
     # cluster-day with billing and no usage (instances, disks, load balancers), and the line
     # of a node billed on a day the agent reported nothing for it while the cluster had usage,
     # is `no_usage` unallocated — never unattributed storage (`lost` below).
-    past = matched["charge_date"].map(lambda d: _past_window(d, settings))
+    # Lead's ruling (3e): the placement of such a line does not wait for the window (a day's
+    # ledger cannot depend on the date it is read); within the window it is unallocated
+    # `no_usage` already and only the day's completeness waits (day_status, close).
     matched["allocated"] = active & (matched["role"] != "selected") & matched["in_scope"]
-    lost = matched["in_scope"] & ~active & past
+    lost = matched["in_scope"] & ~active
     selected = matched["in_scope"] & active & (matched["role"] == "selected")
     rows = pd.concat(
         [

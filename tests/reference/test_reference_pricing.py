@@ -963,12 +963,13 @@ def test_bill_without_usage_is_pending_then_no_usage(tmp_path):
             cur_line("111", "Usage", D2, "i-n1", 2.4),  # the cluster sent no usage for D2
         ],
     )
-    within = price_fleet(landing, config, as_of=dt.date(2026, 10, 9))
-    assert within.unallocated.empty  # pending through the 7-day repair window
+    # ruling 3e: unallocated `no_usage` at once; only the day's completeness waits (close)
+    for as_of in (dt.date(2026, 10, 9), dt.date(2026, 10, 10)):
+        pricing = price_fleet(landing, config, as_of=as_of)
+        assert pricing.unallocated[["usage_date", "reason", "cost"]].values.tolist() == [
+            [D2, "no_usage", 2.4]
+        ]
     after = price_fleet(landing, config, as_of=dt.date(2026, 10, 10))
-    assert after.unallocated[["usage_date", "reason", "cost"]].values.tolist() == [
-        [D2, "no_usage", 2.4]
-    ]
     assert scope_of(after, "eks-a", D2, "compute") == 2.4
     status = after.day_status.set_index("usage_date")
     assert not status.loc[D2, "has_usage"] and status.loc[D2, "has_billing"]
@@ -1002,19 +1003,19 @@ def test_rulings_fee_on_a_day_without_usage_and_no_usage_lines(tmp_path):
             cur_line("111", "Usage", D3, arn, 2.0, **fee),  # 3b: fee on a day without usage
         ],
     )
-    within = price_fleet(landing, config, as_of=dt.date(2026, 10, 8))
-    # within the repair window: pending (not unallocated), but the fee is platform on D1, D3
-    assert within.unallocated.empty
-    fees = within.platform_fees[["usage_date", "cost"]].values.tolist()
-    assert fees == [[D1, 2.0], [D3, 2.0]]
+    # ruling 3b (revised) and 3e: the fee is platform on D1 only; on D3 (billing, no usage)
+    # every line of the day, the fee included, is `no_usage`, within the window and after it
+    for as_of in (dt.date(2026, 10, 8), dt.date(2026, 10, 20)):
+        pricing = price_fleet(landing, config, as_of=as_of)
+        assert pricing.platform_fees[["usage_date", "cost"]].values.tolist() == [[D1, 2.0]]
+        lost = pricing.unallocated[["usage_date", "cost_family", "resource_id", "reason", "cost"]]
+        assert sorted(lost.values.tolist()) == [
+            [D1, "compute", "i-n2", "no_usage", 1.2],
+            [D3, "compute", arn, "no_usage", 2.0],
+            [D3, "compute", "i-n1", "no_usage", 2.4],
+            [D3, "storage", "vol-1", "no_usage", 0.5],
+        ]
     after = price_fleet(landing, config, as_of=dt.date(2026, 10, 20))
-    assert after.platform_fees[["usage_date", "cost"]].values.tolist() == [[D1, 2.0], [D3, 2.0]]
-    lost = after.unallocated[["usage_date", "cost_family", "resource_id", "reason", "cost"]]
-    assert lost.values.tolist() == [
-        [D1, "compute", "i-n2", "no_usage", 1.2],
-        [D3, "compute", "i-n1", "no_usage", 2.4],
-        [D3, "storage", "vol-1", "no_usage", 0.5],
-    ]
     assert after.volume_days[after.volume_days.usage_date == D3].empty
     assert scope_of(after, "eks-a", D3, "compute") == pytest.approx(4.4)
 
