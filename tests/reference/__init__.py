@@ -2,7 +2,8 @@
 landing files and kubeledger.yml. It imports nothing from kubeledger and never reads the
 warehouse (except tests/reference/compare.py, which reads the marts to compare).
 
-    reference_ledger(landing: Path, config_path: Path, *, as_of: date) -> Ledger
+    reference_ledger(landing: Path, config_path: Path, *, as_of: date,
+                     deliveries: list[Path] | None = None) -> Ledger
 """
 
 from tests.reference.ledger import Ledger, build_ledger, reference_ledger

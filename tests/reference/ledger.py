@@ -34,11 +34,20 @@ class Ledger:
     namespace_days: pd.DataFrame | None = None  # namespace-level cost rows (pod None)
 
 
-def reference_ledger(landing: Path, config_path: Path, *, as_of: dt.date) -> Ledger:
+def reference_ledger(
+    landing: Path,
+    config_path: Path,
+    *,
+    as_of: dt.date,
+    deliveries: list[Path] | None = None,
+) -> Ledger:
+    """`deliveries`: folders loaded after `landing`, in load order (e.g. each `late/<day>/`
+    in day order); replacement of billing periods and usage hours then follows that order
+    (docs/landing-and-raw.md), not file times or manifest dates."""
     config = yaml.safe_load(Path(config_path).read_text()) if Path(config_path).exists() else {}
     config = config or {}
-    pricing = price_fleet(Path(landing), config, as_of=as_of)
-    usage = read_usage(Path(landing))
+    usage = read_usage(Path(landing), deliveries)
+    pricing = price_fleet(Path(landing), config, as_of=as_of, deliveries=deliveries, usage=usage)
     return build_ledger(usage, pricing, config, as_of=as_of)
 
 
@@ -58,13 +67,16 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     for column in ("storage_platform", "is_platform"):
         owned[column] = owned[column].fillna(False).astype(bool)
     owned = resolve_owners(owned, usage.namespace_labels, settings, rule)
-    owned["owner_status"] = [
-        "owned" if team != "unallocated" or cc != "unallocated" else "unowned"
-        for team, cc in zip(owned["team"], owned["cost_center"], strict=True)
-    ]
+    owns = (owned["team"] != "unallocated") | (owned["cost_center"] != "unallocated")
+    owned["owner_status"] = np.where(owns.to_numpy(), "owned", "unowned").astype(object)
     owned["total_cost"] = (
         owned["cpu_cost"] + owned["memory_cost"] + owned["storage_cost"] + owned["network_cost"]
     )
+    # Lead's ruling (3a), SPEC §5 "Direct = the used cost of user pods plus the cost of their
+    # volumes and load balancers": the pod mart's used_cost is the pod's direct cost, CPU and
+    # memory used plus its storage and network cost, so used_cost + workload_idle_cost =
+    # total_cost.
+    owned["used_cost"] = owned["used_cost"] + owned["storage_cost"] + owned["network_cost"]
     cluster_days = _cluster_days(owned, unattributed, node_hours, pricing)
     owner_days = _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings)
     months = sorted({d.replace(day=1) for d in owner_days["usage_date"]})
@@ -385,11 +397,11 @@ def _owner_days(owned, unattributed, node_hours, pod_nodes, pricing, settings) -
     ].sum()
     owner_of = attributed[attributed["pod"].notna()][[*base, "namespace", "pod", *OWNER]]
     idle_by_node = idle_by_node.merge(owner_of, on=[*base, "namespace", "pod"], how="left")
-    owner_rule = (
-        idle_by_node["cluster_id"]
-        .map(lambda c: settings.pool_rules(c)["workload_idle"].rule == "owner")
-        .astype(bool)
-    )
+    keeps_owner = {
+        cluster: settings.pool_rules(cluster)["workload_idle"].rule == "owner"
+        for cluster in idle_by_node["cluster_id"].unique()
+    }
+    owner_rule = idle_by_node["cluster_id"].map(keeps_owner).fillna(False).astype(bool)
     kept = idle_by_node[owner_rule]
     book(kept, "compute", "workload_idle_cost", kept["workload_idle_cost"])
     pooled = idle_by_node[~owner_rule]

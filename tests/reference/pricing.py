@@ -65,23 +65,42 @@ def _settings(config: dict, as_of: dt.date | None) -> _Settings:
 # --------------------------------------------------------------------------- the run
 
 
-def price_fleet(landing: Path, config: dict, *, as_of: dt.date | None = None) -> Pricing:
+def price_fleet(
+    landing: Path,
+    config: dict,
+    *,
+    as_of: dt.date | None = None,
+    deliveries: list[Path] | None = None,
+    usage=None,
+) -> Pricing:
+    """`deliveries`: folders loaded after `landing`, in load order; when given, a later
+    delivery's billing period (and usage hours) replace the earlier ones by that order, not by
+    file times (docs/landing-and-raw.md: replacement follows load order). `usage`:
+    tests/reference/usage.py's Usage read from the same folders, so the operator's reports are
+    parsed once (the pricing then reads only the bills and supplementary files)."""
     landing = Path(landing)
     settings = _settings(config, as_of)
-    files = inputs.scan(landing)
+    explicit = deliveries is not None
+    files = inputs.scan(landing, deliveries)
     cache: dict = {}
     clusters = config.get("clusters") or []
     providers = {str(c["id"]): str(c.get("provider", "")) for c in clusters}
 
-    usage = inputs.node_hours(files.get("koku_pod", []), cache)
-    labels = inputs.node_labels(files.get("koku_node_labels", []), cache)
-    pv_days = inputs.volume_days(files.get("koku_storage", []), cache)
+    shared = {} if usage is None else {"pods": usage.pods}
+    usage_hours = inputs.node_hours(files.get("koku_pod", []), cache, explicit=explicit, **shared)
+    shared = {} if usage is None else {"labels": usage.node_labels}
+    labels = inputs.node_labels(
+        files.get("koku_node_labels", []), cache, explicit=explicit, **shared
+    )
+    shared = {} if usage is None else {"storage": usage.storage}
+    pv_days = inputs.volume_days(files.get("koku_storage", []), cache, explicit=explicit, **shared)
+    usage = usage_hours
     nodes_csv = inputs.latest_supplementary(
         files.get("nodes", []), ["cluster_id", "node", "provider_id"]
     )
     lb_services = _lb_services(files.get("lb_services", []))
     card = ratecard.rate_card(files.get("rate_card", []), config)
-    lines = billing_lines(files)
+    lines = billing_lines(files, explicit=explicit)
     lines["ikey"] = scope.instance_key(lines)
     lines["line_no"] = np.arange(len(lines))
 
@@ -184,10 +203,6 @@ def _lb_services(files) -> pd.DataFrame:
 # --------------------------------------------------------------------------- assignment
 
 
-def _past_window(day: dt.date, settings: _Settings) -> bool:
-    return (settings.as_of - day).days > settings.repair_window_days
-
-
 def _assign(matched, node_days, usage_day_set, settings) -> pd.DataFrame:
     """Marks each in-scope line allocated (it reaches a ledger row), and returns the
     unallocated ones: link-selected lines nothing matches (`no_kubernetes_object`), and —
@@ -210,9 +225,18 @@ def _assign(matched, node_days, usage_day_set, settings) -> pd.DataFrame:
         )
     ]
     active = matched["day_has_usage"] & pd.Series(node_ran, index=matched.index)
-    past = matched["charge_date"].map(lambda d: _past_window(d, settings))
+    # Lead's ruling (3b, revised): SPEC §4 "a day with a bill but no usage ... its lines count
+    # as unallocated with the reason no_usage" names every line of the day, the managed
+    # control-plane fee included (issue 12 bug 2: "has only its control-plane fee on a day").
+    # Lead's rulings (3c, 3d; SPEC §4): after the repair window every other in-scope line of a
+    # cluster-day with billing and no usage (instances, disks, load balancers), and the line
+    # of a node billed on a day the agent reported nothing for it while the cluster had usage,
+    # is `no_usage` unallocated — never unattributed storage (`lost` below).
+    # Lead's ruling (3e): the placement of such a line does not wait for the window (a day's
+    # ledger cannot depend on the date it is read); within the window it is unallocated
+    # `no_usage` already and only the day's completeness waits (day_status, close).
     matched["allocated"] = active & (matched["role"] != "selected") & matched["in_scope"]
-    lost = matched["in_scope"] & ~active & past
+    lost = matched["in_scope"] & ~active
     selected = matched["in_scope"] & active & (matched["role"] == "selected")
     rows = pd.concat(
         [

@@ -625,7 +625,7 @@ def restate(lines: pd.DataFrame, rank: dict[str, tuple]) -> pd.DataFrame:
     return lines[lines["_order"] == newest].drop(columns="_order")
 
 
-def billing_lines(files: dict[str, list[LandingFile]]) -> pd.DataFrame:
+def billing_lines(files: dict[str, list[LandingFile]], *, explicit: bool = False) -> pd.DataFrame:
     parts = []
     aws = [(f, True) for f in files.get("aws_legacy", [])]
     aws += [(f, False) for f in files.get("aws_cur2", [])]
@@ -641,6 +641,11 @@ def billing_lines(files: dict[str, list[LandingFile]]) -> pd.DataFrame:
         key = _delivery_key(file)
         previous = rank_time.get(key, (0.0, key))
         rank_time[key] = (max(previous[0], file.mtime), key)
+    if explicit:
+        # Explicit deliveries: a later load replaces the period; the files of one load (all
+        # parts of a delivery, however many folders) are kept together (docs/landing-and-raw.md
+        # "Replacement happens once per load call").
+        rank_time = {_delivery_key(file): (file.load,) for file in every}
     parts = [part for part in parts if not part.empty]
     if not parts:
         return _empty()

@@ -101,6 +101,7 @@ class LandingFile:
     container: str  # parquet | csv | csv.gz | json | json.gz
     columns: list[str]
     mtime: float
+    load: int = 0  # 0 = the landing folder, i = the i-th explicit later delivery
 
     @property
     def lower(self) -> set[str]:
@@ -179,21 +180,26 @@ def classify(file: LandingFile) -> str | None:
     return None
 
 
-def scan(landing: Path) -> dict[str, list[LandingFile]]:
-    """Every readable landing file by format; hidden files and manifests are not read."""
+def scan(landing: Path, deliveries: list[Path] | None = None) -> dict[str, list[LandingFile]]:
+    """Every readable landing file by format; hidden files and manifests are not read.
+    `deliveries`: folders loaded after `landing`, in load order (file.load = 1, 2, …; their
+    relative paths are prefixed `~<load>/` so deliveries never share a folder key)."""
     out: dict[str, list[LandingFile]] = {}
-    for path in sorted(landing.rglob("*")):
-        relative = path.relative_to(landing).as_posix()
-        if not path.is_file() or any(part.startswith(".") for part in Path(relative).parts):
-            continue
-        if path.name.lower().endswith("manifest.json") or path.stat().st_size == 0:
-            continue
-        file = _sniff(path, relative)
-        if file is None:
-            continue
-        kind = classify(file)
-        if kind is not None:
-            out.setdefault(kind, []).append(file)
+    for load, folder in enumerate([Path(landing), *(Path(d) for d in deliveries or [])]):
+        prefix = f"~{load}/" if load else ""
+        for path in sorted(folder.rglob("*")):
+            inner = path.relative_to(folder).as_posix()
+            if not path.is_file() or any(part.startswith(".") for part in Path(inner).parts):
+                continue
+            if path.name.lower().endswith("manifest.json") or path.stat().st_size == 0:
+                continue
+            file = _sniff(path, prefix + inner)
+            if file is None:
+                continue
+            file.load = load
+            kind = classify(file)
+            if kind is not None:
+                out.setdefault(kind, []).append(file)
     return out
 
 
@@ -320,6 +326,7 @@ def _read_usage(
     keys: list[str],
     aggregations: list[tuple[str, str]],
     numeric: tuple[str, ...] = (),
+    explicit: bool = False,
 ) -> pd.DataFrame:
     """Usage reports of one kind, aggregated per cluster, hour and `keys` (in Arrow), the
     newest delivery winning per cluster and hour (a re-delivered report replaces the same
@@ -331,6 +338,10 @@ def _read_usage(
         latest[folder] = max(latest.get(folder, 0.0), file.mtime)
     order = sorted(latest, key=lambda folder: (latest[folder], folder))
     rank = {folder: position for position, folder in enumerate(order)}
+    if explicit:
+        # Explicit deliveries: the load order decides; files of one load never replace each
+        # other (docs/landing-and-raw.md, "Replacement happens once per load call").
+        rank = {file.relative.rsplit("/", 1)[0]: file.load for file in files}
     tables = []
     for file in files:
         actual = {column.lower(): column for column in file.columns}
@@ -385,21 +396,57 @@ def _to_double(column: pa.ChunkedArray) -> pa.ChunkedArray:
         return pa.chunked_array([pa.array(values.to_numpy(), pa.float64())])
 
 
-def node_hours(files: list[LandingFile], cache: dict) -> pd.DataFrame:
-    """Node-days: hours run = Σ over the day's hours of capacity core-seconds / (cores × 3600)
-    (SPEC §5's f_h), with the operator's resource_id."""
-    hourly = _read_usage(
-        files,
-        POD_COLUMNS,
-        cache,
-        ["node"],
-        [
-            ("node_capacity_cpu_cores", "max"),
-            ("node_capacity_cpu_core_seconds", "max"),
-            ("resource_id", "first"),
-        ],
-        numeric=("node_capacity_cpu_cores", "node_capacity_cpu_core_seconds"),
+def _from_frame(
+    frame: pd.DataFrame, keys: list[str], aggregations: list[tuple[str, str]]
+) -> pd.DataFrame:
+    """_read_usage's result from an already parsed (and replaced) usage frame of
+    tests/reference/usage.py, so pricing and usage read each report once."""
+    names = [f"{column}_{function}" for column, function in aggregations]
+    if frame.empty:
+        return pd.DataFrame(
+            columns=["cluster_id", "interval_start", *keys, *names, "start", "usage_date"]
+        )
+    frame = frame.sort_values("_order", kind="stable")
+    text = [c for c, _ in aggregations if frame[c].dtype == object]
+    columns = list(
+        dict.fromkeys(["cluster_id", "interval_start", *keys, *(c for c, _ in aggregations)])
     )
+    frame = frame[columns].copy()
+    # usage.py reads empty text as ""; the pricing reader as NULL
+    for column in {*keys, *text}:
+        frame[column] = frame[column].mask(frame[column] == "", None)
+    group = ["cluster_id", "interval_start", *keys]
+    usage = frame.groupby(group, sort=False, as_index=False, dropna=False).agg(
+        **{name: (c, f) for name, (c, f) in zip(names, aggregations, strict=True)}
+    )
+    usage["start"] = to_utc(usage["interval_start"])
+    usage["usage_date"] = usage["start"].dt.date
+    return usage
+
+
+def node_hours(
+    files: list[LandingFile], cache: dict, *, explicit: bool = False, pods=None
+) -> pd.DataFrame:
+    """Node-days: hours run = Σ over the day's hours of capacity core-seconds / (cores × 3600)
+    (SPEC §5's f_h), with the operator's resource_id. `pods`: usage.py's parsed pod frame
+    (then the files are not read again)."""
+    aggregations = [
+        ("node_capacity_cpu_cores", "max"),
+        ("node_capacity_cpu_core_seconds", "max"),
+        ("resource_id", "first"),
+    ]
+    if pods is not None:
+        hourly = _from_frame(pods, ["node"], aggregations)
+    else:
+        hourly = _read_usage(
+            files,
+            POD_COLUMNS,
+            cache,
+            ["node"],
+            aggregations,
+            numeric=("node_capacity_cpu_cores", "node_capacity_cpu_core_seconds"),
+            explicit=explicit,
+        )
     columns = ["cluster_id", "node", "usage_date", "hours_run", "resource_id"]
     if hourly.empty:
         return pd.DataFrame(columns=columns)
@@ -413,21 +460,28 @@ def node_hours(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     return daily[columns]
 
 
-def volume_days(files: list[LandingFile], cache: dict) -> pd.DataFrame:
+def volume_days(
+    files: list[LandingFile], cache: dict, *, explicit: bool = False, storage=None
+) -> pd.DataFrame:
     """PV-days seen in the storage reports: the PV, its CSI handle, capacity byte-seconds (one
     reading per hour, however many pods mount it) and its labels of the day's last hour."""
-    hourly = _read_usage(
-        files,
-        STORAGE_COLUMNS,
-        cache,
-        ["persistentvolume"],
-        [
-            ("csi_volume_handle", "first"),
-            ("persistentvolumeclaim_capacity_byte_seconds", "max"),
-            ("persistentvolume_labels", "last"),
-        ],
-        numeric=("persistentvolumeclaim_capacity_byte_seconds",),
-    )
+    aggregations = [
+        ("csi_volume_handle", "first"),
+        ("persistentvolumeclaim_capacity_byte_seconds", "max"),
+        ("persistentvolume_labels", "last"),
+    ]
+    if storage is not None:
+        hourly = _from_frame(storage, ["persistentvolume"], aggregations)
+    else:
+        hourly = _read_usage(
+            files,
+            STORAGE_COLUMNS,
+            cache,
+            ["persistentvolume"],
+            aggregations,
+            numeric=("persistentvolumeclaim_capacity_byte_seconds",),
+            explicit=explicit,
+        )
     columns = [
         "cluster_id",
         "usage_date",
@@ -448,9 +502,15 @@ def volume_days(files: list[LandingFile], cache: dict) -> pd.DataFrame:
     return daily[columns]
 
 
-def node_labels(files: list[LandingFile], cache: dict) -> pd.DataFrame:
+def node_labels(
+    files: list[LandingFile], cache: dict, *, explicit: bool = False, labels=None
+) -> pd.DataFrame:
     """A node's labels per day: those of its last hour that day, as a parsed dict."""
-    hourly = _read_usage(files, LABEL_COLUMNS, cache, ["node"], [("node_labels", "last")])
+    aggregations = [("node_labels", "last")]
+    if labels is not None:
+        hourly = _from_frame(labels, ["node"], aggregations)
+    else:
+        hourly = _read_usage(files, LABEL_COLUMNS, cache, ["node"], aggregations, explicit=explicit)
     if hourly.empty:
         return pd.DataFrame(columns=["cluster_id", "node", "usage_date", "labels"])
     hourly = hourly.sort_values("start")

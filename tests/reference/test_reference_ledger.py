@@ -693,6 +693,13 @@ def test_volumes_split_by_mount_hours_else_namespace_else_unattributed():
     # pv-1 mounted 3 h by a, 1 h by b: $6 / $2; pv-2 claimed, mounted by nobody: its namespace
     assert pod(ledger, "a").storage_cost == pytest.approx(6.0)
     assert pod(ledger, "b").storage_cost == pytest.approx(2.0)
+    # Lead's ruling 3a: the pod mart's used_cost is the pod's direct cost, CPU and memory used
+    # (4 × 1/4 + 4 × 1/8 = 1.5) plus its volumes; used + workload idle = total.
+    assert pod(ledger, "a").used_cost == pytest.approx(1.5 + 6.0)
+    assert pod(ledger, "b").used_cost == pytest.approx(1.5 + 2.0)
+    for name in ("a", "b", "k"):
+        row = pod(ledger, name)
+        assert row.used_cost + row.workload_idle_cost == pytest.approx(row.total_cost)
     shop = ledger.namespace_days.set_index("namespace")
     assert shop.loc["shop", "storage_cost"] == pytest.approx(2.0)
     day = ledger.cluster_days.iloc[0]

@@ -859,6 +859,56 @@ def test_restated_export_replaces_the_period(tmp_path):
     assert scope_of(pricing, "eks-a", D1, "compute") == 3.0
 
 
+def test_explicit_deliveries_replace_by_load_order_not_file_time(tmp_path):
+    fleet = Fleet(tmp_path)
+    aws_node(fleet, "eks-a", "n1", "i-n1")
+    fleet.run("eks-a", "n1", D1, 24)
+    landing, config = fleet.write(_aws_config())
+    write_cur(
+        landing, "2026-10/zz-first", [cur_line("111", "Usage", D1, "i-n1", 2.4)], mtime=2_000_000
+    )
+    # Loaded after landing/, yet older by file time and by path: the load order decides.
+    late = tmp_path / "late" / "2026-11-03"
+    write_cur(late, "2026-10/aa-restated", [cur_line("111", "Usage", D1, "i-n1", 3.0)], 1_000_000)
+    assert node_cost(price_fleet(landing, config, as_of=AS_OF), "n1", D1) == ("bill", 2.4)
+    pricing = price_fleet(landing, config, as_of=AS_OF, deliveries=[late])
+    assert node_cost(pricing, "n1", D1) == ("bill", 3.0)
+    assert scope_of(pricing, "eks-a", D1, "compute") == 3.0
+    # A second delivery replaces the first; the usage of landing/ stays.
+    later = tmp_path / "late" / "2026-11-04"
+    write_cur(later, "2026-10/x", [cur_line("111", "Usage", D1, "i-n1", 1.5)], 500_000)
+    pricing = price_fleet(landing, config, as_of=AS_OF, deliveries=[late, later])
+    assert node_cost(pricing, "n1", D1) == ("bill", 1.5)
+    # Two files of one load keep both (replacement happens once per load call).
+    write_cur(late, "2026-10/bb-part", [cur_line("111", "Usage", D1, "i-n1", 0.5)], 900_000)
+    pricing = price_fleet(landing, config, as_of=AS_OF, deliveries=[late])
+    assert node_cost(pricing, "n1", D1) == ("bill", 3.5)
+
+
+def test_explicit_deliveries_replace_usage_hours_by_load_order(tmp_path):
+    from tests.reference.usage import read_usage
+
+    fleet = Fleet(tmp_path)
+    aws_node(fleet, "eks-a", "n1", "i-n1")
+    fleet.run("eks-a", "n1", D1, 24)
+    landing, config = fleet.write(_aws_config())
+    write_cur(landing, "2026-10", [cur_line("111", "Usage", D1, "i-n1", 2.4)])
+    # A later delivery re-sends hours 0-11 of n1 as a report of node n2 (other cores):
+    # those hours of n1 are replaced, so n1 ran 12 hours and n2 12.
+    redo = Fleet(tmp_path / "redo")
+    redo.run("eks-a", "n2", D1, 12)
+    late_landing, _ = redo.write(_aws_config())
+    late = late_landing / "usage"
+    usage = read_usage(landing, [late])
+    hours = usage.pods.groupby("node")["hour"].nunique().to_dict()
+    assert hours == {"n1": 12, "n2": 12}
+    pricing = price_fleet(landing, config, as_of=AS_OF, deliveries=[late], usage=usage)
+    ran = pricing.node_days.set_index("node")["hours_run"].to_dict()
+    assert ran == {"n1": 12.0, "n2": 12.0}
+    alone = price_fleet(landing, config, as_of=AS_OF, deliveries=[late])
+    assert alone.node_days.set_index("node")["hours_run"].to_dict() == ran
+
+
 def test_timestamps_with_utc_offsets_are_converted(tmp_path):
     fleet = Fleet(tmp_path)
     aws_node(fleet, "eks-a", "n1", "i-n1")
@@ -913,15 +963,61 @@ def test_bill_without_usage_is_pending_then_no_usage(tmp_path):
             cur_line("111", "Usage", D2, "i-n1", 2.4),  # the cluster sent no usage for D2
         ],
     )
-    within = price_fleet(landing, config, as_of=dt.date(2026, 10, 9))
-    assert within.unallocated.empty  # pending through the 7-day repair window
+    # ruling 3e: unallocated `no_usage` at once; only the day's completeness waits (close)
+    for as_of in (dt.date(2026, 10, 9), dt.date(2026, 10, 10)):
+        pricing = price_fleet(landing, config, as_of=as_of)
+        assert pricing.unallocated[["usage_date", "reason", "cost"]].values.tolist() == [
+            [D2, "no_usage", 2.4]
+        ]
     after = price_fleet(landing, config, as_of=dt.date(2026, 10, 10))
-    assert after.unallocated[["usage_date", "reason", "cost"]].values.tolist() == [
-        [D2, "no_usage", 2.4]
-    ]
     assert scope_of(after, "eks-a", D2, "compute") == 2.4
     status = after.day_status.set_index("usage_date")
     assert not status.loc[D2, "has_usage"] and status.loc[D2, "has_billing"]
+
+
+def test_rulings_fee_on_a_day_without_usage_and_no_usage_lines(tmp_path):
+    fleet = Fleet(tmp_path)
+    aws_node(fleet, "eks-a", "n1", "i-n1")
+    aws_node(fleet, "eks-a", "n2", "i-n2")
+    fleet.run("eks-a", "n1", D1, 24)
+    fleet.run("eks-a", "n2", D2, 24)  # n2 runs on D2 only; the cluster has no usage on D3
+    fleet.volume("eks-a", D1, "pv-1", "vol-1")
+    landing, config = fleet.write(_aws_config({"accounts": ["111"]}))
+    fee = {
+        "product": "AmazonEKS",
+        "usage_type": "USE1-AmazonEKS-Hours:perCluster",
+        "operation": "CreateOperation",
+    }
+    arn = "arn:aws:eks:us-east-1:111:cluster/eks-a"
+    ebs = {"usage_type": "USE1-EBS:VolumeUsage.gp3", "operation": "CreateVolume-Gp3"}
+    write_cur(
+        landing,
+        "2026-10",
+        [
+            cur_line("111", "Usage", D1, "i-n1", 2.4),
+            cur_line("111", "Usage", D1, "i-n2", 1.2),  # 3d: n2 billed, not reported on D1
+            cur_line("111", "Usage", D2, "i-n2", 2.4),
+            cur_line("111", "Usage", D3, "i-n1", 2.4),  # 3c: D3 has billing, no usage
+            cur_line("111", "Usage", D3, "vol-1", 0.5, **ebs),
+            cur_line("111", "Usage", D1, arn, 2.0, **fee),
+            cur_line("111", "Usage", D3, arn, 2.0, **fee),  # 3b: fee on a day without usage
+        ],
+    )
+    # ruling 3b (revised) and 3e: the fee is platform on D1 only; on D3 (billing, no usage)
+    # every line of the day, the fee included, is `no_usage`, within the window and after it
+    for as_of in (dt.date(2026, 10, 8), dt.date(2026, 10, 20)):
+        pricing = price_fleet(landing, config, as_of=as_of)
+        assert pricing.platform_fees[["usage_date", "cost"]].values.tolist() == [[D1, 2.0]]
+        lost = pricing.unallocated[["usage_date", "cost_family", "resource_id", "reason", "cost"]]
+        assert sorted(lost.values.tolist()) == [
+            [D1, "compute", "i-n2", "no_usage", 1.2],
+            [D3, "compute", arn, "no_usage", 2.0],
+            [D3, "compute", "i-n1", "no_usage", 2.4],
+            [D3, "storage", "vol-1", "no_usage", 0.5],
+        ]
+    after = price_fleet(landing, config, as_of=dt.date(2026, 10, 20))
+    assert after.volume_days[after.volume_days.usage_date == D3].empty
+    assert scope_of(after, "eks-a", D3, "compute") == pytest.approx(4.4)
 
 
 def test_volume_matched_by_csi_handle_or_pv_name(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 POD_COLUMNS = [
@@ -44,6 +45,7 @@ NUMBERS = [
     "node_capacity_cpu_core_seconds",
     "node_capacity_memory_bytes",
     "node_capacity_memory_byte_seconds",
+    "persistentvolumeclaim_capacity_byte_seconds",
 ]
 STORAGE_COLUMNS = [
     "interval_start",
@@ -53,7 +55,17 @@ STORAGE_COLUMNS = [
     "persistentvolumeclaim",
     "persistentvolume",
     "csi_volume_handle",
+    "persistentvolumeclaim_capacity_byte_seconds",
+    "persistentvolume_labels",
 ]
+
+
+WANTED = {
+    "pods": POD_COLUMNS,
+    "storage": STORAGE_COLUMNS,
+    "node_labels": ["interval_start", "node", "node_labels"],
+    "namespace_labels": ["interval_start", "namespace", "namespace_labels"],
+}
 
 
 @dataclass
@@ -90,13 +102,18 @@ def _read_text(path: Path) -> str:
     return _read_bytes(path).decode("utf-8")
 
 
-def _read_table(raw: bytes, names: list[str]) -> pa.Table:
+def _read_table(raw: bytes, names: list[str], wanted: list[str]) -> pa.Table:
+    """The `wanted` columns of one report (only those are converted: the rest is skipped)."""
+    include = [name for name in dict.fromkeys(names) if name in wanted]
+
     def read(types):
         return pacsv.read_csv(
             pa.BufferReader(raw),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1, use_threads=False),
             convert_options=pacsv.ConvertOptions(
-                column_types={name: types(name) for name in names}, strings_can_be_null=False
+                include_columns=include,
+                column_types={name: types(name) for name in include},
+                strings_can_be_null=False,
             ),
         )
 
@@ -107,7 +124,7 @@ def _read_table(raw: bytes, names: list[str]) -> pa.Table:
         # (docs/landing-and-raw.md): drop it here too.
         frame = read(lambda name: pa.string()).to_pandas()
         keep = pd.Series(True, index=frame.index)
-        for name in (n for n in names if n in NUMBERS):
+        for name in (n for n in include if n in NUMBERS):
             text = frame[name].astype(str).str.strip()
             number = pd.to_numeric(text.where(text != ""), errors="coerce")
             keep &= (text == "") | (number.notna() & np.isfinite(number))
@@ -152,10 +169,15 @@ def _header(path: Path) -> list[str]:
     return line.decode("utf-8-sig", errors="replace").strip().split(",")
 
 
-def read_usage(landing: Path) -> Usage:
+def read_usage(landing: Path, deliveries: list[Path] | None = None) -> Usage:
     """Every CSV under the landing folder, recognised by its header (docs/landing-and-raw.md:
     the loader walks the folder recursively), so a layout with several fleets or later
-    deliveries (`late/<day>/…`) reads the same."""
+    deliveries (`late/<day>/…`) reads the same.
+
+    `deliveries`: folders loaded after `landing`, in load order. When given, replacement
+    follows that order (docs/landing-and-raw.md: "A usage file replaces the earlier rows of the
+    same cluster and report type for the hours (`interval_start`) it contains"; files of one
+    load call do not replace each other), not manifest dates."""
     frames: dict[str, list] = {
         "pods": [],
         "storage": [],
@@ -165,22 +187,25 @@ def read_usage(landing: Path) -> Usage:
         "lb_services": [],
     }
     manifests: dict[Path, dict] = {}
-    paths = sorted(p for p in Path(landing).rglob("*") if p.is_file()) if landing.exists() else []
+    folders = [Path(landing), *(Path(d) for d in deliveries or [])]
     found = []
-    for path in paths:
-        relative = path.relative_to(landing)
-        if any(part.startswith(".") for part in relative.parts):
-            continue
-        if not (path.name.endswith(".csv") or path.name.endswith(".csv.gz")):
-            continue
-        kind = _kind(_header(path))
-        if kind is None:
-            continue
-        manifest = _manifest(path.parent, manifests)
-        # A re-delivered report replaces the same hours: the later delivery (the manifest's
-        # `date`, then the path) wins.
-        found.append((str(manifest.get("date") or ""), str(relative), path, kind, manifest))
-    for order, (_, _, path, kind, manifest) in enumerate(sorted(found)):
+    for load, folder in enumerate(folders):
+        paths = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+        for path in paths:
+            relative = path.relative_to(folder)
+            if any(part.startswith(".") for part in relative.parts):
+                continue
+            if not (path.name.endswith(".csv") or path.name.endswith(".csv.gz")):
+                continue
+            kind = _kind(_header(path))
+            if kind is None:
+                continue
+            manifest = _manifest(path.parent, manifests)
+            # Without explicit deliveries a re-delivered report replaces the same hours: the
+            # later delivery (the manifest's `date`, then the path) wins.
+            first = load if deliveries is not None else str(manifest.get("date") or "")
+            found.append((first, str(relative), path, kind, manifest, load))
+    for order, (_, _, path, kind, manifest, load) in enumerate(sorted(found)):
         raw = _read_bytes(path)
         header = raw.split(b"\n", 1)[0].decode().strip().split(",")
         names = [c.strip().lower() for c in header]
@@ -189,34 +214,42 @@ def read_usage(landing: Path) -> Usage:
             frame.columns = names
             frames[kind].append(frame)
             continue
-        table = _read_table(raw, names)
+        table = _read_table(raw, names, WANTED[kind])
         rows = table.num_rows
         cluster = manifest.get("cluster_id") or path.parent.name
-        table = table.append_column(
-            "cluster_id", pa.array([cluster] * rows, pa.string())
-        ).append_column("_order", pa.array([order] * rows, pa.int64()))
+        table = (
+            table.append_column("cluster_id", pa.array([cluster] * rows, pa.string()))
+            .append_column("_order", pa.array([order] * rows, pa.int64()))
+            .append_column("_load", pa.array([load] * rows, pa.int64()))
+        )
         frames[kind].append(table)
+    explicit = deliveries is not None
 
-    pods = _concat(frames["pods"], POD_COLUMNS)
+    pods = _latest_load(_concat(frames["pods"], POD_COLUMNS), explicit)
     pods["hour"] = parse_timestamps(pods["interval_start"]).dt.floor("h")
-    for column in NUMBERS:
+    for column in NUMBERS[:-1]:
         pods[column] = pods[column].astype(float).fillna(0.0)
     # A re-delivered report replaces the same hours: keep the latest file's row.
     pods = pods.sort_values("_order").drop_duplicates(
         ["cluster_id", "node", "hour", "namespace", "pod"], keep="last"
     )
     pods["usage_date"] = pods["hour"].dt.date
-    storage = _concat(frames["storage"], STORAGE_COLUMNS)
+    storage = _latest_load(_concat(frames["storage"], STORAGE_COLUMNS), explicit)
+    capacity = "persistentvolumeclaim_capacity_byte_seconds"
+    storage[capacity] = pd.to_numeric(storage[capacity], errors="coerce")
     storage["hour"] = parse_timestamps(storage["interval_start"]).dt.floor("h")
     storage = storage.sort_values("_order").drop_duplicates(
         ["cluster_id", "hour", "namespace", "pod", "persistentvolumeclaim", "persistentvolume"],
         keep="last",
     )
     storage["usage_date"] = storage["hour"].dt.date
-    node_labels = _concat(frames["node_labels"], ["interval_start", "node", "node_labels"])
+    node_labels = _latest_load(
+        _concat(frames["node_labels"], ["interval_start", "node", "node_labels"]), explicit
+    )
     node_labels["hour"] = parse_timestamps(node_labels["interval_start"]).dt.floor("h")
-    namespace_labels = _concat(
-        frames["namespace_labels"], ["interval_start", "namespace", "namespace_labels"]
+    namespace_labels = _latest_load(
+        _concat(frames["namespace_labels"], ["interval_start", "namespace", "namespace_labels"]),
+        explicit,
     )
     namespace_labels["hour"] = parse_timestamps(namespace_labels["interval_start"]).dt.floor("h")
     return Usage(
@@ -234,8 +267,17 @@ def read_usage(landing: Path) -> Usage:
     )
 
 
+def _latest_load(frame: pd.DataFrame, explicit: bool) -> pd.DataFrame:
+    """With explicit deliveries, the rows of each cluster and hour (`interval_start` as
+    written) from the latest load that brought that hour (docs/landing-and-raw.md)."""
+    if not explicit or frame.empty:
+        return frame
+    latest = frame.groupby(["cluster_id", "interval_start"])["_load"].transform("max")
+    return frame[frame["_load"] == latest].reset_index(drop=True)
+
+
 def _concat(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
-    wanted = [*columns, "cluster_id", "_order"]
+    wanted = [*columns, "cluster_id", "_order", "_load"]
     if not tables:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in wanted})
     table = pa.concat_tables(tables, promote_options="default")
@@ -246,12 +288,24 @@ def _concat(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             column: pd.Series(
-                table.column(column).to_numpy(zero_copy_only=False),
+                _to_numpy(table.column(column)),
                 dtype=object if pa.types.is_string(table.schema.field(column).type) else None,
             )
             for column in wanted
         }
     )
+
+
+def _to_numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """A column as numpy; text as an object array holding one Python string per distinct
+    value (built from the dictionary: fast, and each string's hash is computed once)."""
+    if not pa.types.is_string(column.type):
+        return column.to_numpy()
+    if column.null_count:
+        return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+    encoded = pc.dictionary_encode(column.combine_chunks())
+    values = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    return values[encoded.indices.to_numpy()]
 
 
 def _supplementary(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
