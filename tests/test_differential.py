@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
-import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 from kubeledger.generate import Messiness, generate_fleets, random_fleet_specs
 from tests.reference import reference_ledger
 from tests.reference.compare import compare_to_warehouse
-from tests.warehouse_builder import build_warehouse, close_month
+from tests.warehouse_builder import build_warehouse, close_month, late_folders
 
 FLEETS = int(os.environ.get("KUBELEDGER_DIFF_FLEETS", "50"))
 SEED = int(os.environ.get("KUBELEDGER_DIFF_SEED", "20261012"))
@@ -60,35 +59,11 @@ def differential(tmp_path_factory):
     config = Path(summary["config"])
     db = build_warehouse(root, Path(summary["landing"]), config, late=summary["late_deliveries"])
     close_month(db, MONTH, AS_OF)
-    landing = reference_landing(root / "fleets", summary, root / "reference-landing")
-    ledger = reference_ledger(landing, config, as_of=AS_OF)
+    # the same folders, in the same load order: landing/, then each later delivery
+    ledger = reference_ledger(
+        Path(summary["landing"]), config, as_of=AS_OF, deliveries=late_folders(summary)
+    )
     return specs, summary, db, ledger
-
-
-def reference_landing(fleets: Path, summary: dict, out: Path) -> Path:
-    """The same files as one folder for the reference: landing/ hard-linked as it is, each
-    later delivery's files next to the files they restate, in a `delivered-<day>/` subfolder
-    (as an AWS export puts each delivery in a folder of its own), written after everything
-    before them (file times in delivery order: the reference's rule for a newer export)."""
-    landing = fleets / "landing"
-    newest = 0.0
-    for path in sorted(landing.rglob("*")):
-        if path.is_file():
-            target = out / path.relative_to(landing)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.link(path, target)
-            newest = max(newest, path.stat().st_mtime)
-    for number, delivery in enumerate(summary["late_deliveries"], start=1):
-        folder = Path(delivery["landing"])
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                relative = path.relative_to(folder)
-                target = out / relative.parent / f"delivered-{delivery['delivered_on']}"
-                target.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target / path.name)
-                stamp = newest + number * 86_400
-                os.utime(target / path.name, (stamp, stamp))
-    return out
 
 
 def test_the_fleets_cover_every_cloud_and_every_irregularity(differential):
@@ -136,24 +111,3 @@ def describe(disagreements: list[str]) -> str:
             lines.append(f"  {text}")
             shown += 1
     return "\n".join(lines)
-
-
-def test_reference_landing_puts_a_later_delivery_after_the_files_it_restates(tmp_path):
-    fleets = tmp_path / "fleets"
-    first = fleets / "landing" / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
-    late = fleets / "late" / "2026-11-03"
-    restated = late / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
-    for path, text in ((first, "first"), (restated, "restated")):
-        path.parent.mkdir(parents=True)
-        path.write_text(text)
-    os.utime(restated, (1_000_000, 1_000_000))  # written before the landing file
-    summary = {"late_deliveries": [{"delivered_on": "2026-11-03", "landing": str(late)}]}
-
-    out = reference_landing(fleets, summary, tmp_path / "reference")
-
-    kept = out / "f00" / "billing" / "aws" / "2026-10" / "cur.parquet"
-    moved = out / "f00" / "billing" / "aws" / "2026-10" / "delivered-2026-11-03" / "cur.parquet"
-    assert kept.read_text() == "first"
-    assert moved.read_text() == "restated"
-    assert moved.stat().st_mtime == first.stat().st_mtime + 86_400
-    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["cur.parquet"] * 2
