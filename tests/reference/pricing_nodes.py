@@ -207,12 +207,15 @@ def price_node_days(usage, keys, labels, lines, matched, billed_through, card, p
     return nodes, azure_rest
 
 
+def _spot_class(purchase_option: str) -> str:
+    return "spot" if purchase_option == "spot" else "not_spot"
+
+
 def estimate(nodes: pd.DataFrame, card, settings) -> None:
     """SPEC §4, days not billed yet: hours run × an hourly rate from, in order, the instance's
     last billed day, the median over every billed node of its instance type, purchase option
     and region in the lookback window, the rate card, else 0 `unpriced`.
-    SPEC silent on the window's placement: the `estimate_lookback_days` days ending on the
-    estimated day (README: "window of the instance-type median used for estimates")."""
+    The window is the `estimate_lookback_days` days before the estimated day (ruling below)."""
     todo = nodes.index[(nodes["provider"] != "on_prem") & ~nodes["billed"]]
     if len(todo) == 0:
         return
@@ -220,15 +223,26 @@ def estimate(nodes: pd.DataFrame, card, settings) -> None:
     last_rate = {}
     for (cluster, node), group in billed.sort_values("usage_date").groupby(["cluster_id", "node"]):
         last_rate[(cluster, node)] = list(zip(group["usage_date"], group["rate"], strict=True))
+    # Lead's ruling (SPEC silent on how a node with no bill of its own, whose labels tell only
+    # spot or not, matches billed purchase options): peers are grouped by instance type, spot
+    # or not spot, and region — on-demand, savings-plan, reserved and committed peers are one
+    # group (README, pricing: "an on-demand node matches every non-spot peer").
     peers = billed.assign(
         group=list(
-            zip(billed["instance_type"], billed["purchase_option"], billed["region"], strict=True)
+            zip(
+                billed["instance_type"],
+                billed["purchase_option"].map(_spot_class),
+                billed["region"],
+                strict=True,
+            )
         )
     )
     peer_rates = {
         group: frame[["usage_date", "rate"]] for group, frame in peers.groupby("group", sort=False)
     }
-    lookback = dt.timedelta(days=settings.lookback_days - 1)
+    # Lead's ruling (SPEC: "the 7-day median"; silent on the window's placement): the
+    # `estimate_lookback_days` days before the estimated day.
+    lookback = dt.timedelta(days=settings.lookback_days)
     for index in todo:
         row = nodes.loc[index]
         rate = None
@@ -238,10 +252,12 @@ def estimate(nodes: pd.DataFrame, card, settings) -> None:
         if history:
             rate = history[-1]
         if rate is None:
-            frame = peer_rates.get((row.instance_type, row.purchase_option, row.region))
+            frame = peer_rates.get(
+                (row.instance_type, _spot_class(row.purchase_option), row.region)
+            )
             if frame is not None:
                 window = frame[
-                    (frame["usage_date"] <= row.usage_date)
+                    (frame["usage_date"] < row.usage_date)
                     & (frame["usage_date"] >= row.usage_date - lookback)
                 ]
                 if len(window):
