@@ -258,9 +258,9 @@ def test_exchange_rates_become_a_table_of_exact_rates(tmp_path):
         "select from_currency, cast(rate as varchar), typeof(rate) from config.exchange_rates "
         "order by effective_from, from_currency"
     ).fetchall() == [
-        ("EUR", "1.08000000", "DECIMAL(16,8)"),
-        ("GBP", "1.27000000", "DECIMAL(16,8)"),
-        ("EUR", "1.12345678", "DECIMAL(16,8)"),
+        ("EUR", "1.08000000", "DECIMAL(14,8)"),
+        ("GBP", "1.27000000", "DECIMAL(14,8)"),
+        ("EUR", "1.12345678", "DECIMAL(14,8)"),
     ]
     assert parse_config({}).tables["exchange_rates"] == []
 
@@ -278,7 +278,7 @@ RATE = {"from": "EUR", "to": "USD", "rate": 1.08, "effective_from": "2026-10-01"
         ([{**RATE, "rate": True}], "exchange_rates[0].rate: expected a number, got True"),
         (
             [{**RATE, "rate": 1.123456789}],
-            "exchange_rates[0].rate: 1.123456789 must be below 100,000,000 with at most 8",
+            "exchange_rates[0].rate: 1.123456789 must be below 1,000,000 with at most 8",
         ),
         (
             [{**RATE, "from": "eur"}],

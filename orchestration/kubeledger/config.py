@@ -216,9 +216,9 @@ def _cluster_arn(link: Any, key: str) -> str | None:
 
 
 CURRENCY_CODE_RE = re.compile(r"^[A-Z]{3}$")
-# A rate is stored as decimal(16, 8) (docs/config-tables.md): up to 8 places, below 10^8.
+# A rate is stored as decimal(14, 8) (docs/config-tables.md): up to 8 places, below 10^6.
 RATE_PLACES = 8
-RATE_LIMIT = decimal.Decimal(10) ** 8
+RATE_LIMIT = decimal.Decimal(10) ** 6
 
 
 def _currency_code(value: Any, key: str) -> str:
@@ -743,7 +743,7 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
     "exchange_rates": {
         "from_currency": "varchar",
         "to_currency": "varchar",
-        "rate": "decimal(16, 8)",
+        "rate": "decimal(14, 8)",
         "effective_from": "date",
     },
     "label_aliases": {"alias_key": "varchar", "canonical_key": "varchar"},

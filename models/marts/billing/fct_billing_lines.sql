@@ -55,7 +55,7 @@ final as (
         cast(tags as {{ dbt.type_string() }}) as tags,
         cast(loaded_at as {{ dbt.type_timestamp() }}) as loaded_at,
         cast(source_currency as {{ dbt.type_string() }}) as source_currency,
-        cast(exchange_rate as decimal(16, 8)) as exchange_rate,
+        cast(exchange_rate as decimal(14, 8)) as exchange_rate,
         cast(source_list_cost as decimal(38, 10)) as source_list_cost,
         cast(source_billed_cost as decimal(38, 10)) as source_billed_cost,
         cast(source_effective_cost as decimal(38, 10)) as source_effective_cost

@@ -15,7 +15,7 @@ final as (
     select
         cast(from_currency as {{ dbt.type_string() }}) as from_currency,
         cast(to_currency as {{ dbt.type_string() }}) as to_currency,
-        cast(rate as decimal(16, 8)) as rate,
+        cast(rate as decimal(14, 8)) as rate,
         cast(effective_from as date) as effective_from
     from source
 )
