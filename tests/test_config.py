@@ -217,3 +217,96 @@ def test_invalid_settings_name_the_key(raw, message):
     with pytest.raises(ConfigError) as error:
         parse_config(raw)
     assert message in str(error.value)
+
+
+def test_exchange_rates_become_a_table_of_exact_rates(tmp_path):
+    import datetime as dt
+    from decimal import Decimal
+
+    raw = {
+        "currency": "USD",
+        "exchange_rates": [
+            {"from": "EUR", "to": "USD", "rate": 1.08, "effective_from": dt.date(2026, 10, 1)},
+            {"from": "EUR", "rate": "1.12345678", "effective_from": "2026-10-15"},
+            {"from": "GBP", "to": "USD", "rate": 1.27, "effective_from": "2026-10-01"},
+        ],
+    }
+    rows = parse_config(raw).tables["exchange_rates"]
+    assert rows == [
+        {
+            "from_currency": "EUR",
+            "to_currency": "USD",
+            "rate": Decimal("1.08"),
+            "effective_from": dt.date(2026, 10, 1),
+        },
+        {
+            "from_currency": "EUR",
+            "to_currency": "USD",  # `to` defaults to the billing currency
+            "rate": Decimal("1.12345678"),
+            "effective_from": dt.date(2026, 10, 15),
+        },
+        {
+            "from_currency": "GBP",
+            "to_currency": "USD",
+            "rate": Decimal("1.27"),
+            "effective_from": dt.date(2026, 10, 1),
+        },
+    ]
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    write_config_tables(con, parse_config(raw))
+    assert con.execute(
+        "select from_currency, cast(rate as varchar), typeof(rate) from config.exchange_rates "
+        "order by effective_from, from_currency"
+    ).fetchall() == [
+        ("EUR", "1.08000000", "DECIMAL(14,8)"),
+        ("GBP", "1.27000000", "DECIMAL(14,8)"),
+        ("EUR", "1.12345678", "DECIMAL(14,8)"),
+    ]
+    assert parse_config({}).tables["exchange_rates"] == []
+
+
+RATE = {"from": "EUR", "to": "USD", "rate": 1.08, "effective_from": "2026-10-01"}
+
+
+@pytest.mark.parametrize(
+    ("rates", "message"),
+    [
+        ({"from": "EUR"}, "exchange_rates: expected list"),
+        ([{**RATE, "rate": 0}], "exchange_rates[0].rate: 0 must be a positive number"),
+        ([{**RATE, "rate": -1.08}], "exchange_rates[0].rate: -1.08 must be a positive number"),
+        ([{**RATE, "rate": "abc"}], "exchange_rates[0].rate: expected a number, got 'abc'"),
+        ([{**RATE, "rate": True}], "exchange_rates[0].rate: expected a number, got True"),
+        (
+            [{**RATE, "rate": 1.123456789}],
+            "exchange_rates[0].rate: 1.123456789 must be below 1,000,000 with at most 8",
+        ),
+        (
+            [{**RATE, "from": "eur"}],
+            "exchange_rates[0].from: 'eur' is not an ISO 4217 code (three upper-case letters)",
+        ),
+        (
+            [RATE, {**RATE, "from": "EURO"}],
+            "exchange_rates[1].from: 'EURO' is not an ISO 4217 code",
+        ),
+        ([{**RATE, "to": "US"}], "exchange_rates[0].to: 'US' is not an ISO 4217 code"),
+        (
+            [{**RATE, "to": "GBP"}],
+            "exchange_rates[0].to: GBP is not the billing currency (`currency: USD`)",
+        ),
+        ([{**RATE, "from": "USD"}], "exchange_rates[0].from: USD is the billing currency"),
+        (
+            [RATE, {**RATE, "rate": 1.1}],
+            "exchange_rates[1]: duplicate of exchange_rates[0] (EUR to USD from 2026-10-01)",
+        ),
+        (
+            [{**RATE, "effective_from": "October"}],
+            "exchange_rates[0].effective_from: 'October' is not a date",
+        ),
+        ([{"from": "EUR", "rate": 1.08}], "exchange_rates[0].effective_from: required"),
+        ([{**RATE, "until": "2026-11-01"}], "exchange_rates[0].until: unknown setting"),
+    ],
+)
+def test_invalid_exchange_rates_name_the_key(rates, message):
+    with pytest.raises(ConfigError) as error:
+        parse_config({"exchange_rates": rates})
+    assert message in str(error.value)

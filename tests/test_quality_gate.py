@@ -99,9 +99,10 @@ def test_two_currencies_in_one_billing_account_are_refused(gate):
     assert refused is not None
     assert "a billing account's lines are in one currency" in str(refused)
     assert (
-        "aws/cur-legacy-2026-10.csv row 2 (account 123456789012 in EUR, its other lines in USD)"
-        in str(refused)
-    )
+        "aws/cur-legacy-2026-10.csv row 2 (account 123456789012 in EUR, its other lines in "
+        "USD: no exchange rate from EUR to USD on 2026-10-06; add `exchange_rates` to "
+        "kubeledger.yml)"
+    ) in str(refused)
 
 
 def test_negative_usage_blocks_with_its_row_and_value(gate, tmp_path):

@@ -3,8 +3,8 @@
 -- and effective cost computed here from the raw rows by SPEC §3.2's rules — written out in this
 -- test, not with the billing_aws_effective_cost macro the staging models use, so a mistake in
 -- that macro shows (Google cost + credits, the commitment spread living in its own column;
--- Azure the cost column; FOCUS EffectiveCost), all compared with `=`. Returns the files that
--- differ.
+-- Azure the cost column; FOCUS EffectiveCost), all compared with `=` in the source currency
+-- (source_billed_cost, source_effective_cost). Returns the files that differ.
 {# SPEC §3.2, AWS, per line item type: the net figure, else the non-net one. Usage, Tax,
     Credit, Refund, other fees: (net) unblended; DiscountedUsage: reservation effective cost;
     SavingsPlanCoveredUsage: savings-plan effective cost; negations, upfront fees, discounts
@@ -345,8 +345,9 @@ billed_files as (
         source_format,
         source_file,
         count(*) as line_count,
-        sum(billed_cost) as billed_cost,
-        sum(effective_cost) as effective_cost
+        -- the raw rows' own currency: before any exchange-rate conversion (SPEC §3.3)
+        sum(source_billed_cost) as billed_cost,
+        sum(source_effective_cost) as effective_cost
     from {{ ref('fct_billing_lines') }}
     group by source_format, source_file
 ),

@@ -8,6 +8,7 @@ The tables written are documented in docs/config-tables.md.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,6 +213,75 @@ def _cluster_arn(link: Any, key: str) -> str | None:
             "(expected arn:aws:eks:<region>:<account>:cluster/<name>)"
         )
     return arn.lower()
+
+
+CURRENCY_CODE_RE = re.compile(r"^[A-Z]{3}$")
+# A rate is stored as decimal(14, 8) (docs/config-tables.md): up to 8 places, below 10^6.
+RATE_PLACES = 8
+RATE_LIMIT = decimal.Decimal(10) ** 6
+
+
+def _currency_code(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not CURRENCY_CODE_RE.match(value):
+        raise ConfigError(f"{key}: {value!r} is not an ISO 4217 code (three upper-case letters)")
+    return value
+
+
+def _rate(value: Any, key: str) -> decimal.Decimal:
+    """A positive exchange rate, exact: YAML's 1.08 is read from its text, never as a double."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(f"{key}: expected a number, got {value!r}")
+    try:
+        rate = decimal.Decimal(str(value).strip())
+    except decimal.InvalidOperation as exc:
+        raise ConfigError(f"{key}: expected a number, got {value!r}") from exc
+    if not rate.is_finite() or rate <= 0:
+        raise ConfigError(f"{key}: {value!r} must be a positive number")
+    if rate >= RATE_LIMIT or rate != round(rate, RATE_PLACES):
+        raise ConfigError(
+            f"{key}: {value!r} must be below {RATE_LIMIT:,} with at most {RATE_PLACES} decimal "
+            "places"
+        )
+    return rate
+
+
+def _exchange_rates(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None:
+    """`exchange_rates:` (SPEC §3.3): a line in another currency than the billing currency
+    (`currency:`) is converted by the rate from its currency in effect on its charge date."""
+    billing = currency.strip().upper()
+    seen: dict[tuple[str, str, dt.date], int] = {}
+    for i, entry in enumerate(_expect(raw or [], list, "exchange_rates")):
+        key = f"exchange_rates[{i}]"
+        _expect(entry, dict, key)
+        _unknown_keys(entry, {"from", "to", "rate", "effective_from"}, f"{key}.")
+        for name in ("from", "rate", "effective_from"):
+            if name not in entry:
+                raise ConfigError(f"{key}.{name}: required")
+        source = _currency_code(entry["from"], f"{key}.from")
+        target = _currency_code(entry.get("to", billing), f"{key}.to")
+        if target != billing:
+            raise ConfigError(
+                f"{key}.to: {target} is not the billing currency (`currency: {billing}`); "
+                "lines are converted into the billing currency only"
+            )
+        if source == target:
+            raise ConfigError(f"{key}.from: {source} is the billing currency itself")
+        effective_from = _date(entry["effective_from"], f"{key}.effective_from")
+        identity = (source, target, effective_from)
+        if identity in seen:
+            raise ConfigError(
+                f"{key}: duplicate of exchange_rates[{seen[identity]}] "
+                f"({source} to {target} from {effective_from})"
+            )
+        seen[identity] = i
+        tables["exchange_rates"].append(
+            {
+                "from_currency": source,
+                "to_currency": target,
+                "rate": _rate(entry["rate"], f"{key}.rate"),
+                "effective_from": effective_from,
+            }
+        )
 
 
 def _node_prices(raw: Any, currency: str, tables: dict[str, list[dict]]) -> None:
@@ -502,6 +572,7 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
             "retention",
             "reruns",
             "cloud_charges",
+            "exchange_rates",
         },
         "",
     )
@@ -606,6 +677,7 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
             _number(reruns["max_days_back"], "reruns.max_days_back", low=1)
         )
 
+    _exchange_rates(raw.get("exchange_rates"), currency, tables)
     _clusters(raw.get("clusters"), currency, tables)
     _node_prices(raw.get("node_prices"), currency, tables)
     _ownership(raw.get("ownership"), tables)
@@ -667,6 +739,12 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
         "currency": "varchar",
         "effective_from": "date",
         "list_position": "integer",
+    },
+    "exchange_rates": {
+        "from_currency": "varchar",
+        "to_currency": "varchar",
+        "rate": "decimal(14, 8)",
+        "effective_from": "date",
     },
     "label_aliases": {"alias_key": "varchar", "canonical_key": "varchar"},
     "label_dns_prefixes": {"dns_prefix": "varchar"},

@@ -1,7 +1,15 @@
 {#- Every cloud bill line of every format in one billing-line shape: the AWS (both CUR
     formats), Google Cloud, Azure and FOCUS staging models unioned by column name, plus the
     Google Cloud commitment fee spread as `amortized_commitment_cost` and the unspread part of
-    Google commitment fees as commitment waste. One row per source billing line. -#}
+    Google commitment fees as commitment waste. One row per source billing line.
+
+    A line in another currency than the billing currency (`currency:` of kubeledger.yml) is
+    converted by the `exchange_rates:` rate of its currency in effect on its charge date (the
+    latest effective_from on or before it; SPEC §3.3): every cost column is multiplied in
+    decimal and rounded half up to the 10 places of the billing columns, the line's original
+    currency, amounts and rate kept in source_currency, source_*_cost and exchange_rate. A line
+    no rate covers keeps its amounts and currency (the quality gate refuses such a line when
+    its account also has lines in the billing currency). -#}
 
 with
 
@@ -49,6 +57,65 @@ unioned as (
     from focus_lines
 ),
 
+settings as (
+    select upper(trim(currency)) as billing_currency
+    from {{ ref('stg_config__settings') }}
+),
+
+exchange_rates as (
+    select
+        from_currency,
+        to_currency,
+        rate,
+        effective_from
+    from {{ ref('stg_config__exchange_rates') }}
+),
+
+-- The rate of each line not in the billing currency: the latest one starting on or before
+-- its charge date (one per from/to/effective_from, so no tie).
+line_rates as (
+    select
+        billing_line_id,
+        rate
+    from (
+        select
+            unioned.billing_line_id,
+            exchange_rates.rate,
+            row_number() over (
+                partition by unioned.billing_line_id
+                order by exchange_rates.effective_from desc
+            ) as rate_rank
+        from unioned
+        cross join settings
+        inner join exchange_rates
+            on
+                upper(trim(unioned.currency)) = exchange_rates.from_currency
+                and settings.billing_currency = exchange_rates.to_currency
+                and exchange_rates.effective_from <= unioned.charge_date
+        where upper(trim(unioned.currency)) <> settings.billing_currency
+    ) as ranked
+    where rate_rank = 1
+),
+
+converted as (
+    select
+        unioned.*,
+        line_rates.rate as exchange_rate,
+        cast(
+            coalesce(commitment_fees_spread.amortized_commitment_cost, 0) as decimal(38, 10)
+        ) as source_amortized_commitment_cost,
+        case
+            when line_rates.rate is not null then settings.billing_currency
+            else unioned.currency
+        end as billing_currency
+    from unioned
+    cross join settings
+    left join line_rates
+        on unioned.billing_line_id = line_rates.billing_line_id
+    left join commitment_fees_spread
+        on unioned.billing_line_id = commitment_fees_spread.billing_line_id
+),
+
 final as (
     select
         unioned.billing_line_id,
@@ -79,12 +146,11 @@ final as (
         unioned.usage_quantity,
         unioned.usage_unit,
         unioned.usage_hours,
-        unioned.list_cost,
-        unioned.billed_cost,
-        unioned.effective_cost,
-        cast(
-            coalesce(commitment_fees_spread.amortized_commitment_cost, 0) as decimal(38, 10)
-        ) as amortized_commitment_cost,
+        {{ convert_money('unioned.list_cost', 'unioned.exchange_rate') }} as list_cost,
+        {{ convert_money('unioned.billed_cost', 'unioned.exchange_rate') }} as billed_cost,
+        {{ convert_money('unioned.effective_cost', 'unioned.exchange_rate') }} as effective_cost,
+        {{ convert_money('unioned.source_amortized_commitment_cost', 'unioned.exchange_rate') }}
+            as amortized_commitment_cost,
         unioned.is_net_cost_fallback,
         unioned.counts_as_resource_cost,
         unioned.is_compute_instance_usage,
@@ -92,23 +158,24 @@ final as (
         unioned.is_split_cost_row,
         unioned.is_control_plane_fee,
         unioned.is_commitment_fee,
-        unioned.cud_credit_amount,
+        {{ convert_money('unioned.cud_credit_amount', 'unioned.exchange_rate') }}
+            as cud_credit_amount,
         -- A Google commitment fee that no CUD credit took up that day is wasted commitment.
-        cast(
-            case
-                when unioned.provider = 'gcp' and unioned.is_commitment_fee
-                    then
-                        unioned.effective_cost
-                        + coalesce(commitment_fees_spread.amortized_commitment_cost, 0)
-                else unioned.commitment_waste_cost
-            end as decimal(38, 10)
-        ) as commitment_waste_cost,
-        unioned.currency,
+        {{ convert_money(
+            "case when unioned.provider = 'gcp' and unioned.is_commitment_fee then "
+            ~ "unioned.effective_cost + unioned.source_amortized_commitment_cost "
+            ~ "else unioned.commitment_waste_cost end",
+            'unioned.exchange_rate'
+        ) }} as commitment_waste_cost,
+        unioned.billing_currency as currency,
         unioned.tags,
-        unioned.loaded_at
-    from unioned
-    left join commitment_fees_spread
-        on unioned.billing_line_id = commitment_fees_spread.billing_line_id
+        unioned.loaded_at,
+        unioned.currency as source_currency,
+        unioned.exchange_rate,
+        cast(unioned.list_cost as decimal(38, 10)) as source_list_cost,
+        cast(unioned.billed_cost as decimal(38, 10)) as source_billed_cost,
+        cast(unioned.effective_cost as decimal(38, 10)) as source_effective_cost
+    from converted as unioned
 )
 
 select * from final

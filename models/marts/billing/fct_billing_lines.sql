@@ -53,7 +53,12 @@ final as (
         cast(commitment_waste_cost as decimal(38, 10)) as commitment_waste_cost,
         cast(currency as {{ dbt.type_string() }}) as currency,
         cast(tags as {{ dbt.type_string() }}) as tags,
-        cast(loaded_at as {{ dbt.type_timestamp() }}) as loaded_at
+        cast(loaded_at as {{ dbt.type_timestamp() }}) as loaded_at,
+        cast(source_currency as {{ dbt.type_string() }}) as source_currency,
+        cast(exchange_rate as decimal(14, 8)) as exchange_rate,
+        cast(source_list_cost as decimal(38, 10)) as source_list_cost,
+        cast(source_billed_cost as decimal(38, 10)) as source_billed_cost,
+        cast(source_effective_cost as decimal(38, 10)) as source_effective_cost
     from billing_lines
 )
 

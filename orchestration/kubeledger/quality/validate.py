@@ -231,6 +231,22 @@ ACCOUNT_CURRENCY: dict[str, tuple[str, str]] = {
 }
 
 
+def _config_currency(con: duckdb.DuckDBPyConnection) -> tuple[str | None, bool]:
+    """The billing currency of kubeledger.yml and whether `config.exchange_rates` exists, from
+    the config tables written before the gate (none yet: (None, False))."""
+    tables = {
+        name
+        for (name,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'config'"
+        ).fetchall()
+    }
+    billing = None
+    if "settings" in tables:
+        found = con.execute("select max(upper(trim(currency))) from config.settings").fetchone()
+        billing = found[0] if found else None
+    return billing, "exchange_rates" in tables
+
+
 def _currency_failures(
     con: duckdb.DuckDBPyConnection,
     suite: TableSuite,
@@ -238,9 +254,11 @@ def _currency_failures(
     first_day: dt.date | None,
     last_day: dt.date | None,
 ) -> list[ExpectationFailure]:
-    """An account whose lines come in two currencies is refused (no exchange-rate table is
-    supported yet): every line not in the account's main currency (most lines, ties to the
-    smaller code) is a failing row."""
+    """A billing account whose lines come in two currencies (SPEC §3.3): every line not in
+    the billing currency (`currency:`; without config tables, the account's main currency:
+    most lines, ties to the smaller code) that no `exchange_rates:` rate covers on its day
+    (from its currency into the billing currency, effective_from on or before the day) is a
+    failing row. Covered lines are converted by int_billing_lines_unioned."""
     expressions = ACCOUNT_CURRENCY.get(suite.table.name)
     if expressions is None:
         return []
@@ -251,6 +269,13 @@ def _currency_failures(
     missing = [name for name in needed if name not in columns]
     if missing:
         return []
+    billing, has_rates = _config_currency(con)
+    rates = (
+        "select from_currency, to_currency, effective_from from config.exchange_rates"
+        if has_rates
+        else "select null::varchar as from_currency, null::varchar as to_currency, "
+        "null::date as effective_from where false"
+    )
     frame = frame_sql(suite, columns, first_day, last_day)
     rows = con.execute(
         f"""
@@ -272,16 +297,37 @@ def _currency_failures(
             where currency is not null
             group by account, currency
         ),
-        main as (
-            select account, currency from counted where rank_ = 1 and currencies > 1
-        )
+        target as (
+            select account, coalesce(?, currency) as currency
+            from counted where rank_ = 1 and currencies > 1
+        ),
+        others as (
+            select counted.account, counted.currency as line_currency,
+                string_agg(other.currency, ', ' order by other.currency) as other_currencies
+            from counted
+            inner join counted as other
+                on counted.account is not distinct from other.account
+                and counted.currency <> other.currency
+            group by counted.account, counted.currency
+        ),
+        rates as ({rates})
         select lines._source_file, lines._row_number, lines._cluster, lines._day,
-            lines.account, lines.currency, main.currency
+            lines.account, lines.currency, others.other_currencies, target.currency
         from lines
-        inner join main on lines.account is not distinct from main.account
-        where lines.currency is not null and lines.currency <> main.currency
+        inner join target on lines.account is not distinct from target.account
+        inner join others
+            on lines.account is not distinct from others.account
+            and lines.currency = others.line_currency
+        where lines.currency is not null and lines.currency <> target.currency
+            and not exists (
+                select 1 from rates
+                where rates.from_currency = lines.currency
+                    and rates.to_currency = target.currency
+                    and rates.effective_from <= lines._day
+            )
         order by lines._source_file, lines._row_number
-        """
+        """,
+        [billing],
     ).fetchall()
     if not rows:
         return []
@@ -289,8 +335,8 @@ def _currency_failures(
         ExpectationFailure(
             expectation="OneCurrencyPerBillingAccount",
             column=currency,
-            description="a billing account's lines are in one currency (no exchange-rate "
-            "table is configured)",
+            description="a billing account's lines are in one currency unless `exchange_rates` "
+            "in kubeledger.yml converts the others into the billing currency",
             unexpected_count=len(rows),
             rows=[
                 FailedRow(
@@ -298,9 +344,11 @@ def _currency_failures(
                     row_number=int(number) if number is not None else None,
                     cluster_id=cluster,
                     day=day,
-                    value=f"account {acct} in {found}, its other lines in {main}",
+                    value=f"account {acct} in {found}, its other lines in {others}: no "
+                    f"exchange rate from {found} to {target} on {day}; add `exchange_rates` "
+                    "to kubeledger.yml",
                 )
-                for source_file, number, cluster, day, acct, found, main in rows
+                for source_file, number, cluster, day, acct, found, others, target in rows
             ],
         )
     ]
