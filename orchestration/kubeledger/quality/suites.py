@@ -25,7 +25,8 @@ USAGE_TOLERANCE = 1.05
 NUMBER_REGEX = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$"
 TIMESTAMP_REGEX = (
     r"^\s*\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?"
-    r"(\s*UTC)?\s*$"
+    # a zone name may follow: Go's `+0000 UTC` / `+0200 CEST`, or an IANA name (staging reads both)
+    r"(\s*([A-Z]{2,5}|[A-Za-z_]+/[A-Za-z_/+-]+))?\s*$"
     r"|^\s*\d{1,2}/\d{1,2}/\d{4}( \d{1,2}:\d{2}(:\d{2})?( ?[AaPp][Mm])?)?\s*$"
 )
 
