@@ -219,10 +219,17 @@ def estimate(nodes: pd.DataFrame, card, settings) -> None:
     todo = nodes.index[(nodes["provider"] != "on_prem") & ~nodes["billed"]]
     if len(todo) == 0:
         return
+    # The instance a node is billed as (SPEC §4: "the instance ID parsed from its provider ID
+    # (AWS i-…; Google Cloud the instance name; Azure the scale set, then split by hours)"):
+    # on Azure the scale set, so a node new to a billed scale set takes the set's last billed
+    # rate per node-hour (lead's ruling; SPEC's tier 1, "the instance's last billed day").
+    nodes["instance"] = nodes["node"].where(~nodes["is_set"], nodes["ikey"])
     billed = nodes[nodes["rate"].notna()]
     last_rate = {}
-    for (cluster, node), group in billed.sort_values("usage_date").groupby(["cluster_id", "node"]):
-        last_rate[(cluster, node)] = list(zip(group["usage_date"], group["rate"], strict=True))
+    for (cluster, instance), group in billed.sort_values(["usage_date", "node"]).groupby(
+        ["cluster_id", "instance"]
+    ):
+        last_rate[(cluster, instance)] = list(zip(group["usage_date"], group["rate"], strict=True))
     # Lead's ruling (SPEC silent on how a node with no bill of its own, whose labels tell only
     # spot or not, matches billed purchase options): peers are grouped by instance type, spot
     # or not spot, and region — on-demand, savings-plan, reserved and committed peers are one
@@ -247,7 +254,7 @@ def estimate(nodes: pd.DataFrame, card, settings) -> None:
         row = nodes.loc[index]
         rate = None
         history = [
-            r for d, r in last_rate.get((row.cluster_id, row.node), []) if d < row.usage_date
+            r for d, r in last_rate.get((row.cluster_id, row.instance), []) if d < row.usage_date
         ]
         if history:
             rate = history[-1]
