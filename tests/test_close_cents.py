@@ -233,3 +233,32 @@ def test_decimal_divide_is_exact_and_rounds_down(close_project, tmp_path):  # no
     types = con.execute(f"select typeof(two_thirds), typeof(big) from ({sql})").fetchone()
     assert row == (Decimal("0.6666666666"), Decimal("-0.67"), None, Decimal("99999999.99"))
     assert types == ("DECIMAL(38,10)", "DECIMAL(38,2)")
+
+
+def test_decimal_divide_half_up_rounds_a_shown_factor(close_project, tmp_path):  # noqa: F811
+    """A factor is shown rounded half up to its 10 places, never cut: a $7.00 target over a
+    $6.00 estimate is 1.16666666666… -> 1.1666666667 (floor: …6666); 2/3 -> 0.6666666667;
+    -2/3 at 2 places -> -0.67 (-0.6666… is nearer -0.67); 1/8 at 2 places (0.125, a half)
+    -> 0.13; -1/8 -> -0.12 (half up is toward plus infinity); 6/3 exact -> 2.00."""
+    cases = {
+        "factor": ("cast(7 as decimal(38, 2))", "cast(6 as decimal(38, 2))", 10),
+        "two_thirds": ("cast(2 as decimal(38, 6))", "cast(3 as decimal(38, 6))", 10),
+        "minus_two_thirds": ("cast(-2 as decimal(38, 6))", "cast(3 as decimal(38, 6))", 2),
+        "eighth": ("cast(1 as decimal(38, 2))", "cast(8 as decimal(38, 2))", 2),
+        "minus_eighth": ("cast(1 as decimal(38, 2))", "cast(-8 as decimal(38, 2))", 2),
+        "exact": ("cast(6 as decimal(38, 2))", "cast(3 as decimal(38, 2))", 2),
+    }
+    columns = ", ".join(
+        f"{{{{ decimal_divide('{n}', '{d}', {s}, rounding='half_up') }}}} as {name}"
+        for name, (n, d, s) in cases.items()
+    )
+    sql = compile_inline(close_project, tmp_path / "compile.duckdb", f"select {columns}")
+    row = duckdb.connect().execute(sql).fetchone()
+    assert row == (
+        Decimal("1.1666666667"),
+        Decimal("0.6666666667"),
+        Decimal("-0.67"),
+        Decimal("0.13"),
+        Decimal("-0.12"),
+        Decimal("2.00"),
+    )

@@ -413,7 +413,11 @@ factored as (
         case
             when targeted.basis = 'estimate' then cast(1 as decimal(38, 10))
             when targeted.estimated_cost > 0
-                then {{ decimal_divide('targeted.target_cost', 'targeted.estimated_cost') }}
+                -- shown at its 10 places rounded half up; the bill lines are apportioned
+                -- from target and estimate (allocate_cents), never from this figure
+                then {{ decimal_divide(
+                    'targeted.target_cost', 'targeted.estimated_cost', rounding='half_up'
+                ) }}
         end as factor
     from targeted
 ),

@@ -210,13 +210,13 @@ weighted as (
         on
             active_pools.scope = receiver_scopes.scope
             and active_pools.usage_date = receiver_scopes.usage_date
+            -- by the pool's scope, never by a null key: an owner whose only direct cost is on
+            -- no node (a load balancer, a volume no pod mounted) is in no node's scope
             and (
-                receiver_scopes.scope_cluster_id is null
+                active_pools.scope = 'fleet'
                 or active_pools.cluster_id = receiver_scopes.scope_cluster_id
             )
-            and (
-                receiver_scopes.scope_node is null or active_pools.node = receiver_scopes.scope_node
-            )
+            and (active_pools.scope != 'node' or active_pools.node = receiver_scopes.scope_node)
     where
         active_pools.distribution_rule in ('proportional', 'even')
         and receiver_scopes.direct_cost > 0

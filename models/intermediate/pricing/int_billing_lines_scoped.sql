@@ -9,6 +9,7 @@ billing_lines as (
         billing_account_id,
         sub_account_id,
         charge_date,
+        resource_id,
         resource_key,
         resource_type,
         service_category,
@@ -281,6 +282,9 @@ final as (
         charge_date,
         cost_family,
         resource_type,
+        -- the resource as the bill writes it (for lists); resource_key and match_key are the
+        -- normalized forms every join uses
+        resource_id,
         resource_key,
         match_key,
         scope_status,

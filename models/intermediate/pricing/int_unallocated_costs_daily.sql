@@ -5,7 +5,8 @@
 -- too (volumes, load balancers, control-plane fees, data transfer: nothing ran to allocate
 -- them to; the day is pending through the repair window, then complete, SPEC §4); the part of
 -- an Azure scale set's day cost for instances the agent never saw (`unseen_instances`).
--- Never spread into idle.
+-- Never spread into idle. `resource_id` is the resource as the bill writes it (Azure's mixed
+-- case, Google's full instance path); `resource_key` the normalized key the joins use.
 with
 
 scoped as (
@@ -14,6 +15,7 @@ scoped as (
         charge_date,
         cost_family,
         resource_type,
+        resource_id,
         resource_key,
         match_key,
         scope_status,
@@ -46,6 +48,7 @@ unmatched as (
         cost_family,
         resource_type,
         resource_key,
+        min(coalesce(resource_id, resource_key)) as resource_id,
         unallocated_reason,
         cast(sum(effective_cost) as double) as unallocated_cost
     from scoped
@@ -62,6 +65,7 @@ no_usage_lines as (
         scoped.cost_family,
         scoped.resource_type,
         scoped.resource_key,
+        min(coalesce(scoped.resource_id, scoped.resource_key)) as resource_id,
         'no_usage' as unallocated_reason,
         cast(sum(scoped.effective_cost) as double) as unallocated_cost
     from scoped
@@ -89,6 +93,7 @@ instance_bills as (
         charge_date as usage_date,
         match_key,
         max(resource_key) as resource_key,
+        min(coalesce(resource_id, resource_key)) as resource_id,
         sum(effective_cost) as billed_cost
     from scoped
     where scope_status = 'matched' and resource_type = 'instance'
@@ -112,6 +117,7 @@ instance_remainders as (
         'compute' as cost_family,
         'instance' as resource_type,
         instance_bills.resource_key,
+        instance_bills.resource_id,
         case
             when node_cost_by_key.match_key is null then 'no_usage'
             else 'unseen_instances'

@@ -8,6 +8,7 @@ unallocated as (
         cost_family,
         resource_type,
         resource_key,
+        resource_id,
         unallocated_reason,
         unallocated_cost
     from {{ ref('int_unallocated_costs_daily') }}
@@ -17,7 +18,8 @@ final as (
     select
         cluster_id,
         usage_date,
-        resource_key as resource_id,
+        -- as the bill writes it; grouped by the normalized key, so one resource is one row
+        min(resource_id) as resource_id,
         resource_type,
         cost_family,
         unallocated_reason,

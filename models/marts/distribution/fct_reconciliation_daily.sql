@@ -61,6 +61,7 @@ unallocated as (
         cluster_id,
         usage_date,
         resource_key,
+        min(resource_id) as resource_id,
         sum(unallocated_cost) as unallocated_cost
     from {{ ref('int_unallocated_costs_daily') }}
     group by cluster_id, usage_date, resource_key
@@ -88,7 +89,8 @@ match_rates as (
     group by cluster_id, usage_date
 ),
 
--- up to 200 unallocated resource IDs per cluster-day, largest cost first, ties by ID
+-- up to 200 unallocated resource IDs (as the bill writes them) per cluster-day, largest cost
+-- first, ties by the normalized key
 unallocated_ranked as (
     select
         *,
@@ -104,7 +106,7 @@ unallocated_lists as (
         usage_date,
         count(*) as unallocated_resource_count,
         {{ dbt.listagg(
-            "case when cost_rank <= 200 then resource_key end",
+            "case when cost_rank <= 200 then resource_id end",
             "','",
             "order by cost_rank",
         ) }} as unallocated_resource_ids
