@@ -27,37 +27,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.hourly_landing import GIB, POD_COLUMNS
 from tests.warehouse_builder import build_warehouse, query
 
 CLUSTER = "eks-prod"
 ACCOUNT = "111111111111"
 OLD_ACCOUNT = "222222222222"
-GIB = 1024**3
 NLB = "arn:aws:elasticloadbalancing:us-east-1:111111111111:loadbalancer/net/k8s-shared/0a1b2c3d"
 EKS_ARN = f"arn:aws:eks:us-east-1:{ACCOUNT}:cluster/{CLUSTER}"
 
-POD_COLUMNS = [
-    "report_period_start",
-    "report_period_end",
-    "interval_start",
-    "interval_end",
-    "node",
-    "namespace",
-    "pod",
-    "pod_usage_cpu_core_seconds",
-    "pod_request_cpu_core_seconds",
-    "pod_limit_cpu_core_seconds",
-    "pod_usage_memory_byte_seconds",
-    "pod_request_memory_byte_seconds",
-    "pod_limit_memory_byte_seconds",
-    "node_capacity_cpu_cores",
-    "node_capacity_cpu_core_seconds",
-    "node_capacity_memory_bytes",
-    "node_capacity_memory_byte_seconds",
-    "node_role",
-    "resource_id",
-    "pod_labels",
-]
 NODE_LABEL_COLUMNS = [
     "report_period_start",
     "report_period_end",
