@@ -34,9 +34,12 @@ lint: $(STAMP)
 browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
+# Two pytest-xdist workers, a test file each at a time (tests/conftest.py gives each worker its
+# own dbt target and log folders and hands out the longest files first).
+TEST_WORKERS ?= 2
 test: $(STAMP) browser
 	$(MAKE) lint
-	$(BIN)/pytest tests -q
+	$(BIN)/pytest tests -q -n $(TEST_WORKERS) --dist loadfile
 
 # The ledger against the independent reference ledger (tests/reference/) on 500 random messy
 # fleets (`make test` runs the same test on 50). KUBELEDGER_DIFF_SEED=<n> draws other fleets.
