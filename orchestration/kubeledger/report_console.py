@@ -153,10 +153,6 @@ def print_demo_summary(db: Path, *, month: str, as_of: str | None, echo: Echo) -
     """Everything `make demo` shows after the build, then the close of the month."""
     with duckdb.connect(str(db), read_only=True) as con:
         print_month_ledger(con, month, echo)
-    try:
-        from kubeledger.close import closer
-    except ImportError:
-        return
-    print_close = getattr(closer, "print_demo_close", None)
-    if print_close is not None:
-        print_close(db, month=month, as_of=as_of, echo=echo)
+    from kubeledger.close.demo import print_demo_close
+
+    print_demo_close(db, month=month, as_of=as_of, echo=echo)

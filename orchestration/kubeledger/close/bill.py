@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from kubeledger.close.closer import find_relation
+from kubeledger.close.relations import find_relation
 from kubeledger.close.seal import SCHEMA, VerificationError, corrections_of, sealed_bill
 from kubeledger.close.verify import require_verified
 
