@@ -333,9 +333,11 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
     from kubeledger.report import commands as report_commands
 
+    report_path = out_dir / f"report-{month}.html"
     click.get_current_context().invoke(
-        report_commands.report, month=month, out_path=out_dir / f"report-{month}.html", top=25
+        report_commands.report, month=month, out_path=report_path, top=25
     )
+    report_console.print_where_to_look(db, report_path, month, echo=click.echo)
 
 
 COMMAND_MODULES = (
