@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 WIDTH = 200  # wide enough that no table the project prints is wrapped
 # rich's SIMPLE_HEAD in ASCII: a dashed rule under the header, gaps between the columns.
@@ -32,14 +33,15 @@ def table_lines(
         box=ASCII_HEAD,
         show_edge=False,
         pad_edge=False,
-        title=title,
+        title=Text(title) if title else None,
         title_justify="left",
         safe_box=True,
     )
     for i, header in enumerate(headers):
-        table.add_column(header, justify="right" if i in numeric else "left", no_wrap=True)
+        table.add_column(Text(header), justify="right" if i in numeric else "left", no_wrap=True)
     for row in rows:
-        table.add_row(*("" if cell is None else str(cell) for cell in row))
+        # Text, not str: a name that looks like rich markup (`[bold]`) is printed as written
+        table.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
     buffer = io.StringIO()
     console = Console(
         file=buffer, width=WIDTH, color_system=None, force_terminal=False, highlight=False

@@ -29,7 +29,9 @@ def _table(echo: Echo, headers: list[str], rows: list[tuple], formats: list[str]
         ]
         for row in rows
     ]
-    for line in table_lines(headers, cells, numeric=range(1, len(headers))):
+    # text columns ("{}") read left to right; numbers line up on the right
+    numbers = [i for i, fmt in enumerate(formats) if fmt != "{}"]
+    for line in table_lines(headers, cells, numeric=numbers):
         echo("  " + line)
 
 
@@ -55,7 +57,7 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
         echo,
         ["cluster", "nodes", "node-hours", "from bill", "rate card", "estimate", "total"],
         rows,
-        ["{}", "{}", "{:,.0f}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:,.2f}"],
+        ["{}", "{:,}", "{:,.0f}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:,.2f}"],
     )
 
     echo(f"\nWhere the money went, {month} (fct_cluster_costs_daily):")
@@ -114,7 +116,7 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
             "unallocated IDs/day",
         ],
         rows,
-        ["{}", "{:,.2f}", "{:.1f}", "{:.1f}", "{:.1f}", "{}"],
+        ["{}", "{:,.2f}", "{:.1f}", "{:.1f}", "{:.1f}", "{:,}"],
     )
 
     echo(f"\nTop teams after distribution, {month} (fct_owner_costs_daily):")
@@ -155,7 +157,7 @@ def print_allocation_spend(con: duckdb.DuckDBPyConnection, month: str, echo: Ech
         echo,
         ["allocation", "lines", "used", "estimated", "budget", "used %", "thresholds crossed"],
         rows,
-        ["{}", "{}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:.1f}", "{}"],
+        ["{}", "{:,}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:.1f}", "{}"],
     )
     rows = con.execute(
         """
