@@ -124,3 +124,25 @@ def test_no_demo_cloud_charge_is_in_a_clusters_scope(fleet_db):
         """,
     )
     assert in_scope == 0
+
+
+def test_the_demo_prints_the_months_allocation_spend(fleet_db):
+    from kubeledger import report_console
+
+    printed: list[str] = []
+    with duckdb.connect(str(fleet_db), read_only=True) as con:
+        report_console.print_allocation_spend(con, "2026-10", printed.append)
+    rows = {line.split()[0]: line.split() for line in printed if line.startswith("  ")}
+    assert rows["GPU-Research"] == [
+        "GPU-Research",
+        "31",
+        "726.01",
+        "726.01",
+        "800.00",
+        "90.8",
+        "80%",
+        "of",
+        "used",
+    ]
+    assert rows["Research"][:6] == ["Research", "15", "67.72", "67.72", "120.00", "56.4"]
+    assert rows["Ops"][-1] == "-"
