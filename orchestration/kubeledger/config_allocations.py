@@ -246,9 +246,9 @@ class Threshold(Section):
 class Allocation(Section):
     """A budget allocation: cloud charges attributed to it count against its budget."""
 
-    name: Text
+    name: Text = Field(description="The allocation's name, unique")
     currency: Currency | None = Field(None, description="Default: the file's `currency`")
-    monthly_budget: Amount | None = None
+    monthly_budget: Amount | None = Field(None, description="Budget per month, 2 decimals")
     thresholds: list[Threshold] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -283,7 +283,7 @@ class GroupChange(Section):
 
 
 class ResourceGroup(Section):
-    id: Text
+    id: Text = Field(description="The resource group ID its tag carries")
     history: list[GroupChange] = Field(description="The group's allocations, in time order")
 
     @model_validator(mode="after")
@@ -306,9 +306,9 @@ class ResourceGroup(Section):
 
 
 class Deployment(Section):
-    id: Text
-    resource_group: Text | None = None
-    user: Text | None = None
+    id: Text = Field(description="The deployment ID its tag carries")
+    resource_group: Text | None = Field(None, description="The group funding it (rule 3)")
+    user: Text | None = Field(None, description="Its user on cost records")
 
     @model_validator(mode="after")
     def _something(self) -> Deployment:
@@ -319,11 +319,11 @@ class Deployment(Section):
 
 class Account(Section):
     account_id: Text = Field(description="A billing account or sub-account (quote it)")
-    default_allocation: Text | None = None
+    default_allocation: Text | None = Field(None, description="Rule 5: the account's default")
     default_allocation_from: Date | None = Field(
         None, description="First day the default applies (default: always)"
     )
-    default_user: Text | None = None
+    default_user: Text | None = Field(None, description="The account's default username")
 
     @model_validator(mode="after")
     def _start_needs_default(self) -> Account:

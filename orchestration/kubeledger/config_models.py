@@ -118,9 +118,9 @@ Effective = Annotated[Day, Field(description="First day this applies (YYYY-MM-DD
 
 
 class Owner(Section):
-    team: str | None = None
-    cost_center: str | None = None
-    application: str | None = None
+    team: str | None = Field(None, description="Team (SPEC §6)")
+    cost_center: str | None = Field(None, description="Cost center")
+    application: str | None = Field(None, description="Application")
 
 
 class BillingLink(Section):
@@ -147,7 +147,7 @@ class BillingLink(Section):
 
 class Cluster(Section):
     id: str = Field(description="The cluster ID the agent reports")
-    provider: choice(*PROVIDERS)
+    provider: choice(*PROVIDERS) = Field(description="Where its bill comes from")
     billing_link: BillingLink | None = Field(
         None, description="Omitted: the cluster is priced from the rate card or estimated"
     )
@@ -182,15 +182,17 @@ class Pricing(Section):
 class NodePrice(Section):
     """A rate-card price for clusters without a cloud bill: by node name or by node label."""
 
-    cluster: str
-    node: IdText | None = None
+    cluster: str = Field(description="The cluster ID this price is for")
+    node: IdText | None = Field(None, description="A node name (wins over labels)")
     label: str | None = Field(None, description="key=value")
-    resource: choice("node", "volume", "load_balancer") = "node"
+    resource: choice("node", "volume", "load_balancer") = Field(
+        "node", description="What is priced: nodes, volumes or load balancers"
+    )
     hourly_price: number(low=0) | None = Field(None, description="Price per unit")
     price: number(low=0) | None = Field(None, description="Older name of hourly_price")
-    unit: choice("hour", "gib_month") = "hour"
+    unit: choice("hour", "gib_month") = Field("hour", description="Per hour, or per GiB-month")
     effective_from: Effective = BEGINNING_DAY
-    currency: str | None = None
+    currency: str | None = Field(None, description="Default: the file's `currency`")
 
     @model_validator(mode="after")
     def _one_selector(self) -> NodePrice:
@@ -247,7 +249,7 @@ class SelectorMapping(Section):
 
 
 class NamespaceMapping(Section):
-    namespace: str
+    namespace: str = Field(description="The namespace mapped to an owner")
     cluster: str | None = None
     team: str | None = None
     cost_center: str | None = None
@@ -267,16 +269,16 @@ class Ownership(Section):
 class FixedShare(Section):
     team: str | None = None
     cost_center: str | None = None
-    percent: Percent
+    percent: Percent = Field(description="Percent of the pool; a rule's percents sum to 100")
 
 
 class PoolRule(Section):
-    rule: choice(*RULES)
-    basis: choice(*BASES) = "direct"
+    rule: choice(*RULES) = Field(description="How the pool is distributed (SPEC §7)")
+    basis: choice(*BASES) = Field("direct", description="For proportional: what shares are in")
     hybrid_share: Percent = Field(0, description="Percent that stays with the platform owner")
-    scope: choice(*SCOPES) = "cluster"
-    include_unowned: bool = True
-    include_platform: bool = False
+    scope: choice(*SCOPES) = Field("cluster", description="Where receivers and weights come from")
+    include_unowned: bool = Field(True, description="Unowned cost counts as a receiver")
+    include_platform: bool = Field(False, description="Platform usage counts in the basis")
     shares: list[FixedShare] = Field(default_factory=list, description="For rule: fixed")
 
     @model_validator(mode="after")
@@ -355,8 +357,12 @@ class Close(Section):
     factor_bounds: list[number(low=0)] = Field(
         default_factory=lambda: [0.2, 5.0], description="[low, high] of a family's factor"
     )
-    unassigned_policy: choice("separate", "proportional") = "separate"
-    line_grain: choice("cost_center", "team") = "cost_center"
+    unassigned_policy: choice("separate", "proportional") = Field(
+        "separate", description="`__unassigned__`: its own line, or spread over the lines"
+    )
+    line_grain: choice("cost_center", "team") = Field(
+        "cost_center", description="Bill lines per cost center or per team"
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> Close:
