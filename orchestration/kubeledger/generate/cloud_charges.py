@@ -151,7 +151,7 @@ def config_section(aws_accounts: list[str]) -> list[str]:
         "    - {name: Data-Engineering, monthly_budget: 100}",
         "    - {name: ML-Platform, monthly_budget: 250, thresholds: [{percent: 90}]}",
         "    - {name: Shared-Services, monthly_budget: 300,",
-        "       thresholds: [{percent: 75, use_estimated: true}]}",
+        "       thresholds: [{percent: 75, use_estimated: true}, {percent: 100}]}",
         "  reservations:                      # rule 1",
     ]
     lines += [
