@@ -182,3 +182,35 @@ def test_verify_passes_then_names_a_one_dollar_move_and_bill_explain_refuse(seal
     assert "month 2026-10 fails verification, so it is not presented" in bill.output
     explain = invoke(env, commands.explain, "--month", MONTH, "--line", "c1|compute|cc-a")
     assert explain.exit_code == 1 and "fails verification" in explain.output
+
+
+def test_report_of_the_sealed_bill_shows_its_hand_computed_lines(sealed_env, monkeypatch):
+    """The report's numbers, by hand: three cost centers of $1.00 a day and an invoice of
+    $10.00 a day over 31 days: factor 310 / 93; each line 103.333… rounds down to 103.33 and
+    the one leftover cent goes to the three-way tie's smallest line ID, cc-a (SPEC §9)."""
+    import datetime as dt
+    import re
+
+    from kubeledger.report.data import load_report_data
+    from kubeledger.report.render import render_report
+
+    for key, value in sealed_env.items():
+        monkeypatch.setenv(key, value)
+    with duckdb.connect(sealed_env["KUBELEDGER_DB"], read_only=True) as con:
+        page = render_report(
+            load_report_data(con, MONTH), generated_at=dt.datetime(2026, 11, 20, 9, 0)
+        )
+    assert 'data-org-bill-total="310.00">$310.00</span>' in page
+    bill = re.search(r'data-section="bill">(.*?)</section>', page, flags=re.S).group(1)
+    pivot = bill[bill.index("<table") : bill.index("</table>")]
+    rows = [
+        re.findall(r"<td[^>]*>(.*?)</td>", row)
+        for row in re.findall(r"<tr>(.*?)</tr>", pivot, flags=re.S)
+    ]
+    assert [row for row in rows if row] == [
+        ["cc-a", "$103.34", "$103.34"],
+        ["cc-b", "$103.33", "$103.33"],
+        ["cc-c", "$103.33", "$103.33"],
+        ["__unassigned__", "$0.00", "$0.00"],
+        ["Org bill", "$310.00", "$310.00"],
+    ]

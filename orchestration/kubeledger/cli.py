@@ -31,8 +31,39 @@ def _done(started: float, what: str = "done") -> None:
     click.echo(f"    {what} in {time.monotonic() - started:.1f}s")
 
 
+# `--help` lists the everyday jobs apart from the developers' tools; a command in neither
+# list shows under "Other commands".
+COMMAND_SECTIONS = (
+    (
+        "Everyday commands",
+        ("load", "build", "close", "bill", "explain", "correct", "verify", "report", "export"),
+    ),
+    ("Try it", ("demo",)),
+    ("Developer commands", ("generate", "bench", "spark")),
+)
+
+
 class _Main(click.Group):
     """The command group; a warehouse held by another process is an error, not a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        listed = [name for _, names in COMMAND_SECTIONS for name in names if name in self.commands]
+        return listed + sorted(set(self.commands) - set(listed))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(len(name) for name in self.commands)
+        placed: set[str] = set()
+        sections = [*COMMAND_SECTIONS, ("Other commands", tuple(sorted(self.commands)))]
+        for title, names in sections:
+            rows = [
+                (name, self.commands[name].get_short_help_str(limit))
+                for name in names
+                if name in self.commands and name not in placed and not self.commands[name].hidden
+            ]
+            placed.update(name for name, _ in rows)
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's own signature
         import duckdb
@@ -302,33 +333,47 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
     from kubeledger.report import commands as report_commands
 
+    report_path = out_dir / f"report-{month}.html"
     click.get_current_context().invoke(
-        report_commands.report, month=month, out_path=out_dir / f"report-{month}.html", top=25
+        report_commands.report, month=month, out_path=report_path, top=25
     )
+    report_console.print_where_to_look(db, report_path, month, echo=click.echo)
 
 
-def _register_optional_commands() -> None:
-    """Commands that live with their feature's package."""
+COMMAND_MODULES = (
+    ("kubeledger.close.commands", ("close", "bill", "explain", "correct", "verify")),
+    ("kubeledger.report.commands", ("report",)),
+    ("kubeledger.export.commands", ("export",)),
+    ("kubeledger.bench.commands", ("bench",)),
+    ("kubeledger.spark.commands", ("spark",)),
+)
+
+
+class CommandImportError(RuntimeError):
+    """A command's module cannot be imported: the command would be missing from `--help`."""
+
+
+def register_commands(group: click.Group = main) -> None:
+    """Add the commands that live with their feature's package; one that cannot be imported
+    is an error naming it, never a command silently missing."""
     import importlib
 
-    for module_name, names in (
-        ("kubeledger.close.commands", ("close", "bill", "explain", "correct", "verify")),
-        ("kubeledger.report.commands", ("report",)),
-        ("kubeledger.export.commands", ("export",)),
-        ("kubeledger.bench.commands", ("bench",)),
-        ("kubeledger.spark.commands", ("spark",)),
-    ):
+    for module_name, names in COMMAND_MODULES:
         try:
             module = importlib.import_module(module_name)
-        except ImportError:
-            continue
+        except ImportError as exc:
+            raise CommandImportError(
+                f"kubeledger: the {', '.join(names)} command(s) cannot be loaded: "
+                f"importing {module_name} failed ({exc})"
+            ) from exc
         for name in names:
             command = getattr(module, name, None)
-            if isinstance(command, click.Command):
-                main.add_command(command, name)
+            if not isinstance(command, click.Command):
+                raise CommandImportError(f"kubeledger: {module_name} defines no command {name!r}")
+            group.add_command(command, name)
 
 
-_register_optional_commands()
+register_commands()
 
 if __name__ == "__main__":
     sys.exit(main())

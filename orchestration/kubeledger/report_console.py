@@ -8,6 +8,8 @@ from pathlib import Path
 
 import duckdb
 
+from kubeledger.console_table import table_lines
+
 Echo = Callable[[str], None]
 
 
@@ -19,6 +21,7 @@ def month_bounds(month: str) -> tuple[dt.date, dt.date]:
 
 
 def _table(echo: Echo, headers: list[str], rows: list[tuple], formats: list[str]) -> None:
+    """Print `rows` formatted cell by cell (`formats`, `-` for none), numbers right-aligned."""
     cells = [
         [
             fmt.format(value) if value is not None else "-"
@@ -26,24 +29,10 @@ def _table(echo: Echo, headers: list[str], rows: list[tuple], formats: list[str]
         ]
         for row in rows
     ]
-    widths = [
-        max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)
-    ]
-    echo(
-        "  "
-        + "  ".join(
-            h.rjust(w) if i else h.ljust(w)
-            for i, (h, w) in enumerate(zip(headers, widths, strict=True))
-        )
-    )
-    for row in cells:
-        echo(
-            "  "
-            + "  ".join(
-                c.rjust(w) if i else c.ljust(w)
-                for i, (c, w) in enumerate(zip(row, widths, strict=True))
-            )
-        )
+    # text columns ("{}") read left to right; numbers line up on the right
+    numbers = [i for i, fmt in enumerate(formats) if fmt != "{}"]
+    for line in table_lines(headers, cells, numeric=numbers):
+        echo("  " + line)
 
 
 def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -> None:
@@ -68,7 +57,7 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
         echo,
         ["cluster", "nodes", "node-hours", "from bill", "rate card", "estimate", "total"],
         rows,
-        ["{}", "{}", "{:,.0f}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:,.2f}"],
+        ["{}", "{:,}", "{:,.0f}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:,.2f}"],
     )
 
     echo(f"\nWhere the money went, {month} (fct_cluster_costs_daily):")
@@ -127,7 +116,7 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
             "unallocated IDs/day",
         ],
         rows,
-        ["{}", "{:,.2f}", "{:.1f}", "{:.1f}", "{:.1f}", "{}"],
+        ["{}", "{:,.2f}", "{:.1f}", "{:.1f}", "{:.1f}", "{:,}"],
     )
 
     echo(f"\nTop teams after distribution, {month} (fct_owner_costs_daily):")
@@ -149,14 +138,67 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
     _table(echo, ["cluster", "team", "cost"], rows, ["{}", "{}", "{:,.2f}"])
 
 
+def print_allocation_spend(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -> None:
+    """The month's cloud charges outside Kubernetes per budget allocation (SPEC §10), and what
+    the rules left unattributed."""
+    first, _ = month_bounds(month)
+    echo(f"\nCloud charges outside Kubernetes, {month} (fct_allocation_spend_monthly):")
+    rows = con.execute(
+        """
+        select allocation_name, line_count, used_cost, estimated_cost, monthly_budget,
+               used_percent_of_budget, thresholds_crossed
+        from marts.fct_allocation_spend_monthly
+        where charge_month = ?
+        order by allocation_name
+        """,
+        [first],
+    ).fetchall()
+    _table(
+        echo,
+        ["allocation", "lines", "used", "estimated", "budget", "used %", "thresholds crossed"],
+        rows,
+        ["{}", "{:,}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:.1f}", "{}"],
+    )
+    rows = con.execute(
+        """
+        select placement, coalesce(attribution_rule, not_charged_reason, '-'), count(*),
+               sum(effective_cost)
+        from marts.fct_cloud_charge_allocations
+        where charge_month = ?
+        group by all order by 1, 2
+        """,
+        [first],
+    ).fetchall()
+    echo(f"\nEvery bill line of {month} by placement and rule (fct_cloud_charge_allocations):")
+    _table(
+        echo,
+        ["placement", "rule or reason", "lines", "effective cost"],
+        rows,
+        ["{}", "{}", "{:,}", "{:,.2f}"],
+    )
+
+
 def print_demo_summary(db: Path, *, month: str, as_of: str | None, echo: Echo) -> None:
     """Everything `make demo` shows after the build, then the close of the month."""
     with duckdb.connect(str(db), read_only=True) as con:
         print_month_ledger(con, month, echo)
-    try:
-        from kubeledger.close import closer
-    except ImportError:
-        return
-    print_close = getattr(closer, "print_demo_close", None)
-    if print_close is not None:
-        print_close(db, month=month, as_of=as_of, echo=echo)
+        print_allocation_spend(con, month, echo)
+    from kubeledger.close.demo import print_demo_close
+
+    print_demo_close(db, month=month, as_of=as_of, echo=echo)
+
+
+def print_where_to_look(db: Path, report: Path, month: str, echo: Echo) -> None:
+    """The demo's last lines: where the marts, the sealed bill and the report are."""
+    echo("\nWhere to look:")
+    for what, where in (
+        ("warehouse (marts.*, sealed.*)", f"duckdb {db}"),
+        (
+            "the marts",
+            "marts.fct_bill_lines_monthly, fct_owner_costs_daily, "
+            "fct_cluster_costs_daily, fct_reconciliation_daily, fct_allocation_spend_monthly, ...",
+        ),
+        ("the sealed bill", f"KUBELEDGER_DB={db} kubeledger bill --month {month}"),
+        ("the report", str(report)),
+    ):
+        echo(f"  {what:<30} {where}")

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import duckdb
 
-from kubeledger.close.closer import find_relation
+from kubeledger import console_table
+from kubeledger.close.relations import find_relation
 from kubeledger.close.seal import SCHEMA, VerificationError, corrections_of, sealed_bill
 from kubeledger.close.verify import require_verified
 
@@ -326,20 +327,7 @@ def table_lines(bill: Bill) -> list[str]:
             cells += [money(line["correction_delta_cost"]), money(line["corrected_billed_cost"])]
         rows.append(cells)
     close_slice()
-    widths = [
-        max(len(headers[i]), *(len(row[i]) for row in rows)) if rows else len(headers[i])
-        for i in range(len(headers))
-    ]
-    numeric = {3, 4, 6, 7}
-
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(
-            cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
-            for i, cell in enumerate(cells)
-        ).rstrip()
-
-    out = header_lines(bill) + [fmt(headers), fmt(["-" * width for width in widths])]
-    out += [fmt(row) for row in rows]
+    out = header_lines(bill) + console_table.table_lines(headers, rows, numeric={3, 4, 6, 7})
     out.append(check_line(bill))
     return out
 
@@ -378,14 +366,7 @@ def status_table(rows: list[dict]) -> list[str]:
     """Close-status rows as a text table."""
     headers = [title for title, _ in STATUS_COLUMNS]
     cells = [[_cell(row.get(name)) for _, name in STATUS_COLUMNS] for row in rows]
-    widths = [
-        max([len(headers[i])] + [len(line[i]) for line in cells]) for i in range(len(headers))
-    ]
-
-    def fmt(line: list[str]) -> str:
-        return "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip()
-
-    return [fmt(headers), fmt(["-" * width for width in widths])] + [fmt(line) for line in cells]
+    return console_table.table_lines(headers, cells)
 
 
 # --- explain ---------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from typing import Any
 
 import duckdb
 
+from kubeledger.close.relations import find_relation
 from kubeledger.close.seal import (
     AlreadySealedError,
     CorrectionBill,
@@ -52,7 +53,6 @@ from kubeledger.paths import PROFILES_DIR, PROJECT_DIR
 MONTH_RE = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")
 CLOSE_SELECTOR = "tag:close"
 # Where dbt puts the models this package reads, most likely first (see generate_schema_name).
-SCHEMA_PREFERENCE = ("intermediate", "marts", "staging", "main")
 
 
 class CloseError(RuntimeError):
@@ -460,24 +460,6 @@ def close_sources(con: duckdb.DuckDBPyConnection) -> SealSources:
     )
 
 
-def find_relation(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
-    """The quoted `schema.name` of a table or view by its name, or None when absent."""
-    rows = con.execute(
-        "select table_schema from information_schema.tables where table_name = ?", [name]
-    ).fetchall()
-    schemas = [row[0] for row in rows]
-    if not schemas:
-        return None
-    ranked = sorted(
-        schemas,
-        key=lambda schema: (
-            SCHEMA_PREFERENCE.index(schema) if schema in SCHEMA_PREFERENCE else 99,
-            schema,
-        ),
-    )
-    return f'"{ranked[0]}"."{name}"'
-
-
 def _project(project: DbtProject | None, project_dir: Path | str | None) -> DbtProject:
     project = project or DbtProject()
     if project_dir is not None:
@@ -506,37 +488,3 @@ def _env(**values: str) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-def print_demo_close(
-    db: Path | str, *, month: str, as_of: str | None, echo: Callable[[str], None]
-) -> None:
-    """`make demo`'s last step: close the month, then print its bill and the check line."""
-    from kubeledger.close import bill as bills
-
-    as_of_date = dt.date.fromisoformat(as_of) if as_of else utc_today()
-    echo(f"==> closing {month} as of {as_of_date:%Y-%m-%d}")
-    try:
-        result = close_month(db, month, as_of_date)
-    except AlreadySealedError as exc:
-        echo(f"    {exc}")
-    except (CloseError, SealError) as exc:
-        echo(f"    not sealed: {exc}")
-        for text in bills.status_table(getattr(exc, "rows", [])):
-            echo(f"    {text}")
-    else:
-        sealed = result.bill
-        for text in bills.status_table(result.slices):
-            echo(f"    {text}")
-        echo(
-            f"    sealed as {sealed.bill_id}: status {sealed.bill_status}, "
-            f"{sealed.line_count} lines"
-        )
-    with _connect(db) as con:
-        try:
-            the_bill = bills.load_bill(con, month)
-        except bills.BillError as exc:
-            echo(f"    {exc}")
-            return
-    for text in bills.table_lines(the_bill):
-        echo(text)

@@ -30,6 +30,8 @@ from typing import Any
 
 import duckdb
 
+from kubeledger.export.month import month_bounds
+
 FOCUS_VERSION = "1.2"
 FILE_STEM = "focus_allocated_costs"
 DEFAULT_BILLING_ACCOUNT_ID = "kubeledger"
@@ -206,8 +208,6 @@ def export_focus(
     billing_account_id: str,
     copy: Callable[..., int],
 ) -> dict[str, Any]:
-    from kubeledger.export.writer import month_bounds
-
     first, last = month_bounds(month)
     path = Path(out_dir) / f"{FILE_STEM}.{file_format}"
     sql = focus_query(con, first, last, billing_account_id)

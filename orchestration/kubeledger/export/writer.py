@@ -22,6 +22,7 @@ import duckdb
 
 from kubeledger import __version__
 from kubeledger.export import focus
+from kubeledger.export.month import ExportError, month_bounds
 from kubeledger.export.schema import (
     EXPORT_FORMAT_VERSION,
     MARTS,
@@ -33,26 +34,11 @@ from kubeledger.export.schema import (
 FORMATS = ("parquet", "csv")
 
 
-class ExportError(RuntimeError):
-    """The export cannot be written (bad month or format, a mart missing a listed column)."""
-
-
 @dataclass
 class ExportResult:
     out_dir: Path
     manifest_path: Path
     files: list[dict[str, Any]] = field(default_factory=list)
-
-
-def month_bounds(month: str) -> tuple[dt.date, dt.date]:
-    try:
-        if len(month) != 7:
-            raise ValueError(month)
-        first = dt.date.fromisoformat(f"{month}-01")
-    except ValueError as exc:
-        raise ExportError(f"--month must be YYYY-MM, got {month!r}") from exc
-    following = (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
-    return first, following - dt.timedelta(days=1)
 
 
 def _quote(identifier: str) -> str:

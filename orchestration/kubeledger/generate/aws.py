@@ -7,6 +7,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from kubeledger.generate import cloud_charges
 from kubeledger.generate.context import Context, sql_str, union_lines
 from kubeledger.generate.fleet import AWS_REGION
 
@@ -402,6 +403,7 @@ def write_aws(ctx: Context) -> None:
         volumes,
         load_balancers,
         database,
+        *cloud_charges.line_parts(account, day_ts, next_ts, NET, account_days),
     ]
     if sp_commit > 0:
         parts.append(

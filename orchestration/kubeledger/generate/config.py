@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kubeledger.generate import cloud_charges
 from kubeledger.generate.fleet import Cluster
 from kubeledger.generate.messiness import Messiness
 
@@ -120,6 +121,11 @@ def render_config(parts: list[ConfigPart]) -> str:
     if overrides:
         lines += ["distribution:", "  preset: platform_absorbs", "  clusters:"]
         lines += [f"    {cid}: {_inline(section)}" for cid, section in overrides]
+    aws_accounts = sorted(
+        {c.accounts.aws_account for part in parts for c in part.clusters if c.provider == "aws"}
+    )
+    if aws_accounts:
+        lines += cloud_charges.config_section(aws_accounts)
     lines.append("")
     return "\n".join(lines)
 
