@@ -307,14 +307,16 @@ def test_azure_older_ea_file_with_cost_and_instance_id(con, tmp_path):
     load_landing(con, landing)
 
     rows = con.execute(
-        "select Cost, CostInBillingCurrency, ResourceId, InstanceId, Tags, _extra "
-        "from raw.azure_cost_details order by _row_number"
+        "select Cost, CostInBillingCurrency, ResourceId, InstanceId, Tags, _extra, "
+        "BillingCurrency from raw.azure_cost_details order by _row_number"
     ).fetchall()
     assert [r[0] for r in rows] == ["0.04608", "0.1305"]
     assert rows[0][1] is None and rows[0][2] is None
     assert rows[0][3].endswith("/virtualMachineScaleSets/aks-agentpool-11223344-vmss")
     assert rows[0][4] == '{  "aks-managed-poolName": "agentpool",  "team": "search"}'
-    assert json.loads(rows[0][5]) == {"Currency": "USD"}
+    # The older schema's `Currency` is the billing currency (it was left in _extra, unread).
+    assert rows[0][5] is None
+    assert rows[0][6] == "USD"
     # No BillingAccountId: the period is the subscription and the month of Date.
     assert one(con, "select period_key from raw.loaded_files") == (
         "5f6e7d8c-9b0a-1234-5678-9abcdef01234|2025-03-01",
@@ -522,7 +524,8 @@ def test_the_contract_lists_every_known_and_typed_column():
         typed = (
             f"| `raw.{spec.raw_table}` | "
             f"{', '.join(f'`{c}`' for c in spec.timestamps) or '—'} | "
-            f"{', '.join(f'`{c}`' for c in spec.numbers) or '—'} |"
+            f"{', '.join(f'`{c}`' for c in spec.numbers) or '—'} | "
+            f"{', '.join(f'`{c}`' for c in spec.optional_numbers) or '—'} |"
         )
         assert typed in doc, spec.raw_table
 
