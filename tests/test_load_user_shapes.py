@@ -335,3 +335,16 @@ def test_a_google_cloud_csv_with_dotted_columns_is_named(con, tmp_path):
         "(project.id, service.description, service.id, ...)"
     )
     assert "as newline-delimited JSON or Parquet" in message
+
+
+def test_the_dagster_sensor_reads_a_legacy_azure_file_s_days_from_usage_date_time():
+    import datetime as dt
+
+    from kubeledger.dagster.landing_files import describe
+
+    found = describe(SAMPLES, "azure/legacy-payg-usage-2025-02.csv")
+    assert (found.kind, found.first_day, found.last_day) == (
+        "billing",
+        dt.date(2025, 2, 11),
+        dt.date(2025, 2, 11),
+    )
