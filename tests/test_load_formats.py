@@ -499,11 +499,13 @@ def test_the_whole_sample_folder_loads_in_one_call(tmp_path):
         tmp_path / "warehouse" / "kubeledger.duckdb", landing, progress=lines.append
     )
 
-    assert summary.files_loaded == 20
+    # issue 17 added five: focus-sample-nulls (4 rows, 1 quarantined), aws-focus-1.0 (4),
+    # azure-focus-1.0 (3), legacy-payg-usage (2), mca-instance-name (1)
+    assert summary.files_loaded == 25
     assert summary.files_ignored == 2
-    assert summary.rows_loaded == 55
-    assert summary.rows_quarantined == 0
-    assert len(lines) == 22
+    assert summary.rows_loaded == 55 + 14
+    assert summary.rows_quarantined == 1
+    assert len(lines) == 27
     assert lines[2] == "loaded  aws/cur-legacy-2026-10.csv -> raw.aws_cur_legacy: 5 rows"
     with duckdb.connect(str(tmp_path / "warehouse" / "kubeledger.duckdb")) as check:
         empty = [
@@ -512,7 +514,7 @@ def test_the_whole_sample_folder_loads_in_one_call(tmp_path):
             if check.execute(f"select count(*) from raw.{spec.raw_table}").fetchone()[0] == 0
         ]
         assert empty == []
-        assert check.execute("select count(*) from raw.loaded_files").fetchone() == (20,)
+        assert check.execute("select count(*) from raw.loaded_files").fetchone() == (25,)
 
 
 def test_the_contract_lists_every_known_and_typed_column():
