@@ -307,14 +307,16 @@ def test_azure_older_ea_file_with_cost_and_instance_id(con, tmp_path):
     load_landing(con, landing)
 
     rows = con.execute(
-        "select Cost, CostInBillingCurrency, ResourceId, InstanceId, Tags, _extra "
-        "from raw.azure_cost_details order by _row_number"
+        "select Cost, CostInBillingCurrency, ResourceId, InstanceId, Tags, _extra, "
+        "BillingCurrency from raw.azure_cost_details order by _row_number"
     ).fetchall()
     assert [r[0] for r in rows] == ["0.04608", "0.1305"]
     assert rows[0][1] is None and rows[0][2] is None
     assert rows[0][3].endswith("/virtualMachineScaleSets/aks-agentpool-11223344-vmss")
     assert rows[0][4] == '{  "aks-managed-poolName": "agentpool",  "team": "search"}'
-    assert json.loads(rows[0][5]) == {"Currency": "USD"}
+    # The older schema's `Currency` is the billing currency (it was left in _extra, unread).
+    assert rows[0][5] is None
+    assert rows[0][6] == "USD"
     # No BillingAccountId: the period is the subscription and the month of Date.
     assert one(con, "select period_key from raw.loaded_files") == (
         "5f6e7d8c-9b0a-1234-5678-9abcdef01234|2025-03-01",
@@ -497,11 +499,13 @@ def test_the_whole_sample_folder_loads_in_one_call(tmp_path):
         tmp_path / "warehouse" / "kubeledger.duckdb", landing, progress=lines.append
     )
 
-    assert summary.files_loaded == 20
+    # issue 17 added five: focus-sample-nulls (4 rows, 1 quarantined), aws-focus-1.0 (4),
+    # azure-focus-1.0 (3), legacy-payg-usage (2), mca-instance-name (1)
+    assert summary.files_loaded == 25
     assert summary.files_ignored == 2
-    assert summary.rows_loaded == 55
-    assert summary.rows_quarantined == 0
-    assert len(lines) == 22
+    assert summary.rows_loaded == 55 + 14
+    assert summary.rows_quarantined == 1
+    assert len(lines) == 27
     assert lines[2] == "loaded  aws/cur-legacy-2026-10.csv -> raw.aws_cur_legacy: 5 rows"
     with duckdb.connect(str(tmp_path / "warehouse" / "kubeledger.duckdb")) as check:
         empty = [
@@ -510,7 +514,7 @@ def test_the_whole_sample_folder_loads_in_one_call(tmp_path):
             if check.execute(f"select count(*) from raw.{spec.raw_table}").fetchone()[0] == 0
         ]
         assert empty == []
-        assert check.execute("select count(*) from raw.loaded_files").fetchone() == (20,)
+        assert check.execute("select count(*) from raw.loaded_files").fetchone() == (25,)
 
 
 def test_the_contract_lists_every_known_and_typed_column():
@@ -522,7 +526,8 @@ def test_the_contract_lists_every_known_and_typed_column():
         typed = (
             f"| `raw.{spec.raw_table}` | "
             f"{', '.join(f'`{c}`' for c in spec.timestamps) or '—'} | "
-            f"{', '.join(f'`{c}`' for c in spec.numbers) or '—'} |"
+            f"{', '.join(f'`{c}`' for c in spec.numbers) or '—'} | "
+            f"{', '.join(f'`{c}`' for c in spec.optional_numbers) or '—'} |"
         )
         assert typed in doc, spec.raw_table
 

@@ -90,7 +90,20 @@ quarantine as (
         min(usage_date) as usage_date,
         min(billing_account_id) as billing_account_id
     from {{ source('load_audit', 'quarantine') }}
+    where not coalesce(row_kept, false)
     group by _source_file, _row_number
+),
+
+-- one row per optional value (a unit price, a quantity) that did not read: nulled, its row
+-- and cost loaded
+nulled_values as (
+    select
+        _loaded_at as loaded_at,
+        _cluster_id as cluster_id,
+        usage_date,
+        billing_account_id
+    from {{ source('load_audit', 'quarantine') }}
+    where coalesce(row_kept, false)
 ),
 
 -- typed and empty until the first Dagster run creates the ops schema
@@ -142,6 +155,21 @@ quarantined as (
     group by
         coalesce(quarantine.cluster_id, account_clusters.cluster_id, '__unattributed__'),
         coalesce(quarantine.usage_date, cast(quarantine.loaded_at as date))
+),
+
+nulled as (
+    select
+        coalesce(
+            nulled_values.cluster_id, account_clusters.cluster_id, '__unattributed__'
+        ) as cluster_id,
+        coalesce(nulled_values.usage_date, cast(nulled_values.loaded_at as date)) as usage_date,
+        count(*) as unreadable_optional_values
+    from nulled_values
+    left join account_clusters
+        on nulled_values.billing_account_id = account_clusters.billing_account_id
+    group by
+        coalesce(nulled_values.cluster_id, account_clusters.cluster_id, '__unattributed__'),
+        coalesce(nulled_values.usage_date, cast(nulled_values.loaded_at as date))
 ),
 
 failed_expectations as (
@@ -227,6 +255,11 @@ cluster_days as (
     select
         cluster_id,
         usage_date
+    from nulled
+    union
+    select
+        cluster_id,
+        usage_date
     from failed_expectations
 ),
 
@@ -247,6 +280,7 @@ joined as (
         coalesce(reconciliation.is_match_rate_healthy, true) as is_match_rate_healthy,
         coalesce(cluster_costs.overcommitted_node_hours, 0) as overcommitted_node_hours,
         coalesce(quarantined.quarantined_rows, 0) as quarantined_rows,
+        coalesce(nulled.unreadable_optional_values, 0) as unreadable_optional_values,
         coalesce(pod_name_fallbacks.pod_name_fallback_pods, 0) as pod_name_fallback_pods,
         coalesce(net_cost_fallbacks.net_cost_fallback_lines, 0) as net_cost_fallback_lines,
         coalesce(failed_expectations.failed_expectations, 0) as failed_expectations,
@@ -278,6 +312,10 @@ joined as (
         on
             cluster_days.cluster_id = quarantined.cluster_id
             and cluster_days.usage_date = quarantined.usage_date
+    left join nulled
+        on
+            cluster_days.cluster_id = nulled.cluster_id
+            and cluster_days.usage_date = nulled.usage_date
     left join pod_name_fallbacks
         on
             cluster_days.cluster_id = pod_name_fallbacks.cluster_id
@@ -309,6 +347,9 @@ final as (
         cast(is_match_rate_healthy as {{ dbt.type_boolean() }}) as is_match_rate_healthy,
         cast(overcommitted_node_hours as {{ dbt.type_bigint() }}) as overcommitted_node_hours,
         cast(quarantined_rows as {{ dbt.type_bigint() }}) as quarantined_rows,
+        cast(
+            unreadable_optional_values as {{ dbt.type_bigint() }}
+        ) as unreadable_optional_values,
         cast(pod_name_fallback_pods as {{ dbt.type_bigint() }}) as pod_name_fallback_pods,
         cast(net_cost_fallback_lines as {{ dbt.type_bigint() }}) as net_cost_fallback_lines,
         cast(failed_expectations as {{ dbt.type_bigint() }}) as failed_expectations,

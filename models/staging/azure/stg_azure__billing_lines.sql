@@ -101,7 +101,8 @@ classified as (
             meter_category = 'Bandwidth' or lower(meter_name) like '%data transfer%', false
         ) as is_data_transfer,
         case
-            when lower(charge_type) = 'usage' then 'usage'
+            -- the legacy pay-as-you-go / EA usage exports have no ChargeType: usage only
+            when charge_type is null or lower(charge_type) = 'usage' then 'usage'
             when lower(charge_type) in ('purchase', 'unusedreservation', 'unusedsavingsplan')
                 then 'purchase'
             when lower(charge_type) = 'tax' then 'tax'

@@ -43,8 +43,19 @@ renamed as (
         _source_file as source_file,
         cast(_row_number as bigint) as source_row_number,
         {{ to_utc_timestamp('cast(_loaded_at as ' ~ dbt.type_string() ~ ')') }} as loaded_at,
-        billing_account_id,
-        sub_account_id,
+        -- Azure's FOCUS export writes resource paths (`/providers/Microsoft.Billing/
+        -- billingAccounts/<id>`, `/subscriptions/<guid>`): the IDs inside them are the ones the
+        -- amortized export and a billing link's accounts use.
+        case
+            when lower(billing_account_id) like '/providers/microsoft.billing/billingaccounts/%'
+                then regexp_extract(billing_account_id, '(?i)/billingaccounts/([^/]+)', 1)
+            else billing_account_id
+        end as billing_account_id,
+        case
+            when lower(sub_account_id) like '/subscriptions/%'
+                then regexp_extract(sub_account_id, '(?i)^/subscriptions/([^/]+)', 1)
+            else sub_account_id
+        end as sub_account_id,
         cast({{ to_utc_timestamp('billing_period_start') }} as date) as billing_period_start,
         {{ to_utc_timestamp('charge_period_start') }} as charge_period_start,
         {{ to_utc_timestamp('charge_period_end') }} as charge_period_end,
@@ -163,7 +174,8 @@ final as (
                 resource_type = 'instance'
                 and charge_category = 'usage'
                 and not is_data_transfer
-                and lower(consumed_unit) like 'hour%'
+                -- `Hours` (Azure, Google Cloud), `Hrs` (AWS)
+                and (lower(consumed_unit) like 'hour%' or lower(consumed_unit) in ('hrs', 'hr'))
                 then cast(consumed_quantity as double)
         end as usage_hours,
         cast(coalesce(list_cost, billed_cost) as decimal(38, 10)) as list_cost,

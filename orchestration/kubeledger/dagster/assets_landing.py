@@ -90,6 +90,7 @@ def landing(
             "files_replacing_earlier_data": MetadataValue.int(summary.files_replaced),
             "rows_loaded": MetadataValue.int(summary.rows_loaded),
             "rows_quarantined": MetadataValue.int(summary.rows_quarantined),
+            "optional_values_nulled": MetadataValue.int(summary.values_nulled),
             "billing_files_reread": MetadataValue.int(len(reread)),
             "summary": MetadataValue.text(summary.total_line()),
         }

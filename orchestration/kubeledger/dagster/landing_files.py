@@ -76,7 +76,10 @@ def _day_range(
         source = json_source(path, sniffed, flatten=spec.flatten_structs)
     else:
         source = csv_source(path, sniffed)
-    exprs = [c.expr for c in source.columns if c.name.lower() == column.lower()]
+    # the day column, else an older schema's name for it (Azure `UsageDateTime` for `Date`)
+    names = [column.lower()] + [a.lower() for a, target in spec.aliases if target == column]
+    by_name = {c.name.lower(): c.expr for c in reversed(source.columns)}
+    exprs = [by_name[name] for name in names if name in by_name]
     if not exprs:
         return None, None
     day = f"cast(timezone('UTC', {parse_timestamp_sql(exprs[0])}) as date)"

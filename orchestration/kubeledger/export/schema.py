@@ -324,6 +324,7 @@ MARTS: tuple[MartExport, ...] = (
             ("is_match_rate_healthy", "BOOLEAN"),
             ("overcommitted_node_hours", "BIGINT"),
             ("quarantined_rows", "BIGINT"),
+            ("unreadable_optional_values", "BIGINT"),
             ("pod_name_fallback_pods", "BIGINT"),
             ("net_cost_fallback_lines", "BIGINT"),
             ("failed_expectations", "BIGINT"),

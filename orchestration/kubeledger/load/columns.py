@@ -39,9 +39,21 @@ def plan_columns(spec: FormatSpec, source: tuple[SourceColumn, ...]) -> ColumnPl
     fold_column_present = bool(
         spec.fold_column and any(c.name.lower() == spec.fold_column.lower() for c in source)
     )
+    # An alias fills its column only when the file does not have the column itself.
+    header = {col.name.lower() for col in source}
+    aliases = {
+        alias.lower(): column
+        for alias, column in spec.aliases
+        if column.lower() not in header and alias.lower() != column.lower()
+    }
     for col in source:
         canonical = known.get(col.name.lower())
-        if canonical is not None and canonical not in taken:
+        aliased = aliases.get(col.name.lower())
+        if aliased is not None and aliased not in taken:
+            taken[aliased] = col.expr
+            if canonical is not None and canonical not in taken:
+                taken[canonical] = col.expr
+        elif canonical is not None and canonical not in taken:
             taken[canonical] = col.expr
         elif (
             fold_prefix

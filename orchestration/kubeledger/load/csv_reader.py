@@ -1,7 +1,8 @@
 """CSV and .csv.gz files: every column read as varchar, in strict mode.
 
 The header was already parsed (detect.sniff); DuckDB's own sniffer is off so that a ragged or
-unterminated row is an error rather than a silently different dialect.
+unterminated row is an error rather than a silently different dialect. An empty field and the
+text NULL are NULL (sql.NULL_STRINGS).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from kubeledger.load.detect import Sniffed
 from kubeledger.load.source import Source, SourceColumn
-from kubeledger.load.sql import lit
+from kubeledger.load.sql import NULL_STRINGS, lit
 
 # Long lines are normal in CUR files with many tag columns.
 _MAX_LINE_SIZE = 64 * 1024 * 1024
@@ -22,7 +23,8 @@ def csv_source(path: Path, sniffed: Sniffed) -> Source:
     relation = (
         f"read_csv({lit(str(path))}, columns = {columns_arg}, header = true, "
         "auto_detect = false, delim = ',', quote = '\"', escape = '\"', strict_mode = true, "
-        f"null_padding = false, compression = {lit(sniffed.compression)}, "
+        f"null_padding = false, nullstr = [{', '.join(lit(v) for v in NULL_STRINGS)}], "
+        f"compression = {lit(sniffed.compression)}, "
         f"max_line_size = {_MAX_LINE_SIZE}, encoding = 'utf-8')"
     )
     columns = tuple(

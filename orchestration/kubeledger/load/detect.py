@@ -191,9 +191,35 @@ def _sniff_json(
     )
 
 
+# Column names of the Google Cloud billing export flattened to CSV (BigQuery's console writes
+# nested fields as `service.description`); the `credits` array cannot be written to CSV.
+_GCP_DOTTED = {
+    "service.description",
+    "service.id",
+    "sku.description",
+    "sku.id",
+    "project.id",
+    "resource.name",
+    "resource.global_name",
+    "location.region",
+    "invoice.month",
+}
+
+
 def match_format(header: tuple[str, ...], source_file: str) -> FormatSpec | IgnoredFormat:
     """The format whose recognising columns are all in `header`; LoadError when none is."""
     present = {name.lower() for name in header}
+    dotted = sorted(name for name in present & _GCP_DOTTED if "." in name)
+    if dotted and "usage_start_time" in present:
+        raise LoadError(
+            source_file,
+            "is a Google Cloud billing export saved as CSV with dotted column names "
+            f"({', '.join(dotted[:3])}, ...): the nested fields were flattened and the "
+            "credits array is lost.",
+            fix="Export the detailed usage cost table (gcp_billing_export_resource_v1_...) "
+            "as newline-delimited JSON or Parquet (BigQuery: Export -> Export to GCS, format "
+            "JSON or Parquet) and put that file in the landing folder.",
+        )
     for ignored in IGNORED_FORMATS:
         if all(c.lower() in present for c in ignored.recognise):
             return ignored

@@ -34,6 +34,12 @@ class FormatSpec:
     # Typed columns: a non-empty value that does not read sends its row to raw.quarantine.
     timestamps: tuple[str, ...] = ()
     numbers: tuple[str, ...] = ()
+    # Optional number columns (unit prices, quantities): a value that does not read is nulled
+    # and recorded in raw.quarantine with `row_kept`; the row and its cost are loaded.
+    optional_numbers: tuple[str, ...] = ()
+    # (header name, column): a file without `column` fills it from its `header name` column
+    # (an older schema's name for the same field: Azure `UsageDateTime` -> `Date`).
+    aliases: tuple[tuple[str, str], ...] = ()
     # Header columns starting with `fold_prefix` are folded into the JSON object column
     # `fold_column`, keyed by the rest of their name (only when the file has no such column).
     fold_prefix: str | None = None
@@ -409,10 +415,10 @@ _AWS_LEGACY_TIMESTAMPS = (
     "lineItem/UsageEndDate",
 )
 
-# The money and quantity columns the pipeline reads; other numeric-looking columns stay text.
+# The money columns the pipeline reads (an unreadable value quarantines its row), and the
+# quantities (an unreadable value is nulled); other numeric-looking columns stay text.
+_AWS_LEGACY_QUANTITIES = ("lineItem/UsageAmount", "lineItem/NormalizedUsageAmount")
 _AWS_LEGACY_NUMBERS = (
-    "lineItem/UsageAmount",
-    "lineItem/NormalizedUsageAmount",
     "lineItem/UnblendedCost",
     "lineItem/BlendedCost",
     "lineItem/NetUnblendedCost",
@@ -477,6 +483,7 @@ AWS_CUR_LEGACY = FormatSpec(
     required=_r(*_AWS_LEGACY_REQUIRED),
     timestamps=_AWS_LEGACY_TIMESTAMPS,
     numbers=_AWS_LEGACY_NUMBERS,
+    optional_numbers=_AWS_LEGACY_QUANTITIES,
     fold_prefix="resourceTags/",
     fold_column="resourceTags",
     period_key=_key(
@@ -494,6 +501,7 @@ AWS_CUR2 = FormatSpec(
     required=_r(*(_snake(c) for c in _AWS_LEGACY_REQUIRED)),
     timestamps=tuple(_snake(c) for c in _AWS_LEGACY_TIMESTAMPS),
     numbers=tuple(_snake(c) for c in _AWS_LEGACY_NUMBERS),
+    optional_numbers=tuple(_snake(c) for c in _AWS_LEGACY_QUANTITIES),
     # Legacy CUR delivered as Parquet (Athena naming) writes one `resource_tags_<key>` column
     # per tag instead of the CUR 2.0 map.
     fold_prefix="resource_tags_",
@@ -569,18 +577,28 @@ GCP_BILLING_EXPORT = FormatSpec(
         "currency",
     ),
     timestamps=("usage_start_time", "usage_end_time", "export_time"),
-    numbers=(
-        "cost",
-        "cost_at_list",
-        "currency_conversion_rate",
-        "usage_amount",
-        "usage_amount_in_pricing_units",
-    ),
+    numbers=("cost", "cost_at_list"),
+    optional_numbers=("currency_conversion_rate", "usage_amount", "usage_amount_in_pricing_units"),
     flatten_structs=True,
     period_key=_key("billing_account_id", "invoice_month"),
 )
 
 # --- Azure cost details (amortized) ------------------------------------------------------------
+
+# Older Azure schemas name some fields differently; each fills today's column when a file lacks
+# it: the legacy pay-as-you-go / EA usage export (`UsageDateTime`, `PreTaxCost`,
+# `SubscriptionGuid`, `UsageQuantity`, `Currency`) and Microsoft Customer Agreement files that
+# name the resource `InstanceName`.
+_AZURE_ALIASES = (
+    ("UsageDateTime", "Date"),
+    ("UsageDate", "Date"),
+    ("PreTaxCost", "Cost"),
+    ("SubscriptionGuid", "SubscriptionId"),
+    ("UsageQuantity", "Quantity"),
+    ("ResourceRate", "EffectivePrice"),
+    ("Currency", "BillingCurrency"),
+    ("InstanceName", "ResourceId"),
+)
 
 AZURE_COST_DETAILS = FormatSpec(
     name="azure_cost_details",
@@ -670,7 +688,16 @@ AZURE_COST_DETAILS = FormatSpec(
         "AdditionalInfo",
         "Tags",
     ),
-    recognise=(("MeterCategory", "ResourceId"), ("MeterCategory", "InstanceId")),
+    # A cost column next to MeterCategory is enough to say Azure, so that a file without a
+    # resource column is named as an Azure file missing it.
+    recognise=(
+        ("MeterCategory", "ResourceId"),
+        ("MeterCategory", "InstanceId"),
+        ("MeterCategory", "InstanceName"),
+        ("MeterCategory", "CostInBillingCurrency"),
+        ("MeterCategory", "Cost"),
+        ("MeterCategory", "PreTaxCost"),
+    ),
     required=(
         ("Date",),
         ("SubscriptionId",),
@@ -678,19 +705,22 @@ AZURE_COST_DETAILS = FormatSpec(
         ("MeterCategory",),
         ("CostInBillingCurrency", "Cost"),
     ),
+    aliases=_AZURE_ALIASES,
     timestamps=("Date", "BillingPeriodStartDate", "BillingPeriodEndDate"),
     numbers=(
-        "Quantity",
-        "EffectivePrice",
-        "UnitPrice",
-        "PayGPrice",
-        "ExchangeRatePricingToBilling",
         "CostInBillingCurrency",
         "CostInPricingCurrency",
         "CostInUsd",
         "PaygCostInBillingCurrency",
         "PaygCostInUsd",
         "Cost",
+    ),
+    optional_numbers=(
+        "Quantity",
+        "EffectivePrice",
+        "UnitPrice",
+        "PayGPrice",
+        "ExchangeRatePricingToBilling",
     ),
     period_key=_key(
         "coalesce(nullif(trim(BillingAccountId), ''), SubscriptionId)",
@@ -781,13 +811,15 @@ FOCUS_BILLING = FormatSpec(
         "EffectiveCost",
         "ListCost",
         "ContractedCost",
+        "PricingCurrencyEffectiveCost",
+    ),
+    optional_numbers=(
         "ListUnitPrice",
         "ContractedUnitPrice",
         "ConsumedQuantity",
         "PricingQuantity",
         "CommitmentDiscountQuantity",
         "PricingCurrencyContractedUnitPrice",
-        "PricingCurrencyEffectiveCost",
         "PricingCurrencyListUnitPrice",
     ),
     period_key=_key(

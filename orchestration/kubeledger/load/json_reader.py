@@ -3,7 +3,7 @@
 The keys were collected by detect.sniff. Every value is read as varchar (numbers as DuckDB
 renders them, nested arrays and objects as JSON text), except that for formats that flatten,
 an object-valued key becomes one column per inner key: `service.description` ->
-`service_description`.
+`service_description`. A value that is empty or the text NULL is NULL (sql.NULL_STRINGS).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kubeledger.load.detect import Sniffed
 from kubeledger.load.source import Source, SourceColumn
-from kubeledger.load.sql import ident, lit
+from kubeledger.load.sql import ident, lit, null_if_missing_sql
 
 
 def json_source(path: Path, sniffed: Sniffed, *, flatten: bool) -> Source:
@@ -24,11 +24,14 @@ def json_source(path: Path, sniffed: Sniffed, *, flatten: bool) -> Source:
             declared.append(f"{lit(field.name)}: {lit(f'STRUCT({members})')}")
             for sub in field.subkeys:
                 columns.append(
-                    SourceColumn(f"{field.name}_{sub}", f"{ident(field.name)}.{ident(sub)}")
+                    SourceColumn(
+                        f"{field.name}_{sub}",
+                        null_if_missing_sql(f"{ident(field.name)}.{ident(sub)}"),
+                    )
                 )
         else:
             declared.append(f"{lit(field.name)}: 'VARCHAR'")
-            columns.append(SourceColumn(field.name, ident(field.name)))
+            columns.append(SourceColumn(field.name, null_if_missing_sql(ident(field.name))))
     relation = (
         f"read_json({lit(str(path))}, format = {lit(sniffed.json_format or 'newline_delimited')}, "
         f"compression = {lit(sniffed.compression)}, columns = {{{', '.join(declared)}}})"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 
+from kubeledger.load import azure_actual
 from kubeledger.load.columns import ColumnPlan, plan_columns
 from kubeledger.load.csv_reader import csv_source
 from kubeledger.load.detect import Sniffed, first_line, is_manifest, match_format, sniff
@@ -293,6 +295,10 @@ def _plan(
                 "them), or move it out of the landing folder.",
                 column=plan.missing_required[0],
             )
+        if spec.name == "azure_cost_details":
+            azure_actual.refuse_by_manifest(
+                source_file, azure_actual.manifest_export_type(landing, path.parent)
+            )
         cluster_id = None
         if spec.has_cluster_id:
             cluster_id = _cluster_id(landing, path.parent, cluster_ids)
@@ -395,6 +401,36 @@ def _unreadable(con: duckdb.DuckDBPyConnection, item: _Planned) -> list[tuple[st
     return problems
 
 
+_CSV_ERROR_LINE = re.compile(r"CSV Error on Line: (\d+)")
+_CSV_FIELD_COUNT = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
+
+
+def _read_error(source_file: str, exc: duckdb.Error) -> LoadError:
+    """The LoadError of a file DuckDB could not read; a ragged CSV row is named by its row."""
+    text = str(exc)
+    counts = _CSV_FIELD_COUNT.search(text)
+    line = _CSV_ERROR_LINE.search(text)
+    if counts and line:
+        expected, found = int(counts.group(1)), int(counts.group(2))
+        # DuckDB counts the header as line 1; rows are numbered from the first data row.
+        row = int(line.group(1)) - 1
+        # DuckDB's own words first (its "Original Line" is left out: a CUR row is kilobytes).
+        return LoadError(
+            source_file,
+            f"cannot be read: CSV Error on Line: {line.group(1)} (data row {row}): "
+            f"Expected Number of Columns: {expected} Found: {found}; the row has {found} "
+            f"fields where the header has {expected}.",
+            fix="A field with a comma or a line break must be quoted: re-export the file, or "
+            "fix or remove that row. Nothing of this load was kept.",
+        )
+    return LoadError(
+        source_file,
+        f"cannot be read: {_describe_read_error(exc)}.",
+        fix="It may be truncated or damaged: re-export or re-download it. Nothing of this "
+        "load was kept.",
+    )
+
+
 def _describe_read_error(exc: duckdb.Error) -> str:
     lines = []
     for line in str(exc).strip().splitlines():
@@ -415,13 +451,10 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
         # Order-preserving (preserve_insertion_order is on): rowid follows the file's rows.
         con.execute(f"create temp table {_STAGE} as select {select} from {item.source.relation}")
     except duckdb.Error as exc:
-        raise LoadError(
-            item.source_file,
-            f"cannot be read: {_describe_read_error(exc)}.",
-            fix="It may be truncated or damaged: re-export or re-download it. Nothing of this "
-            "load was kept.",
-        ) from exc
+        raise _read_error(item.source_file, exc) from exc
     _refuse_if_changed(item)
+    if spec.name == "azure_cost_details":
+        azure_actual.refuse_by_rows(con, _STAGE, plan.present, item.source_file)
     base, total = con.execute(f"select min(rowid), count(*) from {_STAGE}").fetchone()
     base = base or 0
     row_number = f"(rowid - {base} + 1)"
@@ -437,11 +470,15 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
         address = _row_address_sql(item)
         parts = [
             f"select {lit(item.source_file)}, {row_number}, {lit(spec.name)}, {lit(col)}, "
-            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)}, {address} "
-            f"from {_STAGE} where {sql}"
+            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)}, {address}, "
+            f"false from {_STAGE} where {sql}"
             for col, reason, sql in problems
         ]
         con.execute(f"insert into raw.quarantine ({names}) " + " union all ".join(parts))
+    where = f" where not ({any_bad})" if bad_rows else ""
+    result.values_nulled = _null_unreadable_optional(
+        con, item, row_number, loaded_at_sql, f"not ({any_bad})" if bad_rows else "true"
+    )
 
     metadata = {
         "_source_file": lit(item.source_file),
@@ -454,7 +491,6 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
     source_names = [name for name, _ in plan.select]
     target = [*source_names, *metadata]
     expressions = [ident(name) for name in source_names] + list(metadata.values())
-    where = f" where not ({any_bad})" if bad_rows else ""
     con.execute(
         f"insert into {spec.qualified_table} ({', '.join(ident(n) for n in target)}) "
         f"select {', '.join(expressions)} from {_STAGE}{where}"
@@ -477,6 +513,41 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
     result.rows_quarantined = bad_rows
     result.period_key = _period_key_text(con, item)
     con.execute(f"drop table {_STAGE}")
+
+
+def _null_unreadable_optional(
+    con: duckdb.DuckDBPyConnection,
+    item: _Planned,
+    row_number: str,
+    loaded_at_sql: str,
+    loaded_rows: str,
+) -> int:
+    """Null the optional numbers (unit prices, quantities) that do not read, in rows that are
+    loaded, and record each in raw.quarantine with `row_kept`: the row and its cost stay."""
+    columns = [col for col in item.spec.optional_numbers if col in item.plan.present]
+    if not columns:
+        return 0
+    checks = {col: f"not {readable_number_sql(ident(col))}" for col in columns}
+    (bad,) = con.execute(
+        f"select count(*) from {_STAGE} where ({' or '.join(checks.values())}) and {loaded_rows}"
+    ).fetchone()
+    if not bad:
+        return 0
+    names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
+    address = _row_address_sql(item)
+    reason = f"{_NUMBER_REASON} (optional: the value was dropped, the row loaded)"
+    total = 0
+    for col, unreadable in checks.items():
+        where = f"{unreadable} and {loaded_rows}"
+        con.execute(
+            f"insert into raw.quarantine ({names}) "
+            f"select {lit(item.source_file)}, {row_number}, {lit(item.spec.name)}, {lit(col)}, "
+            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)}, {address}, "
+            f"true from {_STAGE} where {where}"
+        )
+        (count,) = con.execute(f"update {_STAGE} set {ident(col)} = null where {where}").fetchone()
+        total += count
+    return total
 
 
 def _row_address_sql(item: _Planned) -> str:

@@ -1,5 +1,7 @@
 """Parquet files: scalars as their varchar rendering, nested values as JSON text.
 
+A string that is empty or the text NULL is NULL (sql.NULL_STRINGS).
+
 For formats that flatten (Google Cloud), each struct field becomes its own column named
 `<struct>_<field>`; lists and maps (labels, credits, tags) stay JSON arrays / objects.
 """
@@ -11,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from kubeledger.load.source import Source, SourceColumn
-from kubeledger.load.sql import ident, lit
+from kubeledger.load.sql import ident, lit, null_if_missing_sql
 
 _NESTED = {"struct", "list", "map", "array", "union"}
 
@@ -19,7 +21,7 @@ _NESTED = {"struct", "list", "map", "array", "union"}
 def _as_text(expr: str, type_id: str) -> str:
     if type_id in _NESTED:
         return f"to_json({expr})::varchar"
-    return f"cast({expr} as varchar)"
+    return null_if_missing_sql(f"cast({expr} as varchar)")
 
 
 def parquet_source(con: duckdb.DuckDBPyConnection, path: Path, *, flatten: bool) -> Source:

@@ -30,6 +30,9 @@ QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("_cluster_id", "varchar"),
     ("usage_date", "date"),
     ("billing_account_id", "varchar"),
+    # true: an optional value (a unit price, a quantity) that did not read; it was nulled and
+    # the row loaded. false/NULL: the row was not loaded.
+    ("row_kept", "boolean"),
 )
 
 LOADED_FILES_COLUMNS: tuple[tuple[str, str], ...] = (

@@ -24,6 +24,18 @@ def lit(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+# What producers write for "no value": the empty string, and the text NULL (the FOCUS sample
+# data and exports written from SQL engines). Every reader turns a whole value equal to one of
+# them into SQL NULL; `NULL` inside a value (a label `team:NULL`) is kept.
+NULL_STRINGS: tuple[str, ...] = ("", "NULL")
+
+
+def null_if_missing_sql(expr: str) -> str:
+    """`expr` (varchar), NULL when it is one of NULL_STRINGS."""
+    missing = ", ".join(lit(v) for v in NULL_STRINGS)
+    return f"(case when {expr} in ({missing}) then null else {expr} end)"
+
+
 def is_blank_sql(expr: str) -> str:
     return f"({expr} is null or trim({expr}) = '')"
 

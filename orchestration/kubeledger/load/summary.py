@@ -21,6 +21,8 @@ class FileResult:
     file_hash: str | None = None
     rows_loaded: int = 0
     rows_quarantined: int = 0
+    # optional values (unit prices, quantities) that did not read: nulled, their rows loaded
+    values_nulled: int = 0
     rows_replaced: int = 0
     period_key: str | None = None
     note: str = ""
@@ -33,6 +35,8 @@ class FileResult:
             details = []
             if self.rows_quarantined:
                 details.append(f"{self.rows_quarantined:,} quarantined")
+            if self.values_nulled:
+                details.append(f"{self.values_nulled:,} unreadable optional values nulled")
             if self.rows_replaced:
                 details.append(f"replaced {self.rows_replaced:,} earlier rows")
             if details:
@@ -85,6 +89,10 @@ class LoadSummary:
         return sum(f.rows_quarantined for f in self.files)
 
     @property
+    def values_nulled(self) -> int:
+        return sum(f.values_nulled for f in self.files)
+
+    @property
     def rows_replaced(self) -> int:
         return sum(f.rows_replaced for f in self.files)
 
@@ -97,4 +105,9 @@ class LoadSummary:
             text += f"; {self.files_replaced} replaced earlier data ({self.rows_replaced:,} rows)"
         if self.rows_quarantined:
             text += f"; {self.rows_quarantined:,} rows quarantined (see raw.quarantine)"
+        if self.values_nulled:
+            text += (
+                f"; {self.values_nulled:,} unreadable optional values nulled, their rows loaded "
+                "(see raw.quarantine where row_kept)"
+            )
         return text
