@@ -18,6 +18,7 @@ import duckdb
 import yaml
 
 from kubeledger.config_allocations import CLOUD_CHARGE_TABLE_COLUMNS, parse_cloud_charges
+from kubeledger.config_gpu import GPU_TABLE_COLUMNS, GpuConfigError, parse_gpu
 
 PROVIDERS = ("aws", "gcp", "azure", "focus", "on_prem")
 POOLS = (
@@ -573,6 +574,7 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
             "reruns",
             "cloud_charges",
             "exchange_rates",
+            "gpu",
         },
         "",
     )
@@ -687,6 +689,10 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
             raw.get("cloud_charges"), currency, [c["cluster_id"] for c in tables["clusters"]]
         )
     )
+    try:
+        tables.update(parse_gpu(raw.get("gpu")))
+    except GpuConfigError as exc:
+        raise ConfigError(str(exc)) from exc
     tables["settings"] = [settings]
     return Config(source=source, settings=settings, tables=tables)
 
@@ -790,6 +796,7 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
 
 
 TABLE_COLUMNS.update(CLOUD_CHARGE_TABLE_COLUMNS)
+TABLE_COLUMNS.update(GPU_TABLE_COLUMNS)
 
 
 def write_config_tables(con: duckdb.DuckDBPyConnection, config: Config) -> None:
