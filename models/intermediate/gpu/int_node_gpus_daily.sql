@@ -7,7 +7,8 @@
 -- (GPUs no pod held that day are in the label, not the report). The GPU share is the first
 -- of: `gpu.shares` for its instance type, the first `gpu.shares` GPU model its model name
 -- contains (case-insensitive, list order), the shipped seed `gpu_instance_types` for its
--- instance type, `gpu.default_share`.
+-- instance type, `gpu.default_share`. The instance type is the bill's, else the node's
+-- `node.kubernetes.io/instance-type` label.
 with
 
 node_costs as (
@@ -70,9 +71,21 @@ labelled as (
             end
         ) as labelled_gpu_count,
         max(case when label_name = 'nvidia_com_gpu_product' then label_value end)
-            as labelled_gpu_model
+            as labelled_gpu_model,
+        max(
+            case
+                when label_name in (
+                    'node_kubernetes_io_instance_type', 'beta_kubernetes_io_instance_type'
+                ) then label_value
+            end
+        ) as labelled_instance_type
     from node_labels
-    where label_name in ('nvidia_com_gpu_count', 'nvidia_com_gpu_product')
+    where label_name in (
+        'nvidia_com_gpu_count',
+        'nvidia_com_gpu_product',
+        'node_kubernetes_io_instance_type',
+        'beta_kubernetes_io_instance_type'
+    )
     group by cluster_id, node, usage_date
 ),
 
@@ -92,7 +105,7 @@ gpu_nodes as (
         node_costs.cluster_id,
         node_costs.node,
         node_costs.usage_date,
-        node_costs.instance_type,
+        coalesce(node_costs.instance_type, labelled.labelled_instance_type) as instance_type,
         greatest(
             coalesce(labelled.labelled_gpu_count, 0), coalesce(reported.reported_gpu_count, 0)
         ) as gpu_count,
