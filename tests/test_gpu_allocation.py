@@ -139,8 +139,12 @@ def warehouse(tmp_path_factory) -> Path:
     pod_hours = []
     for hours, node, pod, *_ in HELD:
         cores, gib = (1, 4) if node == "mig1" else (0.5, 2)
-        pod_hours += [(hour, node, "worker", "ml", pod, cores, gib, "label_team:ml") for hour in hours]
-    pod_hours += [(hour, "cpu1", "worker", "web", "web-0", 1, 4, "label_team:web") for hour in range(24)]
+        pod_hours += [
+            (hour, node, "worker", "ml", pod, cores, gib, "label_team:ml") for hour in hours
+        ]
+    pod_hours += [
+        (hour, "cpu1", "worker", "web", "web-0", 1, 4, "label_team:web") for hour in range(24)
+    ]
     write_pod_usage(landing, CLUSTER, DAY, pod_hours)
     _write_gpu_day(landing)
     write_nodes(landing, CLUSTER, DAY, ["gpu1", "mig1", "cpu1"])
