@@ -331,6 +331,7 @@ def build_fleet(
     for cluster, count in zip(fleet.clusters, counts, strict=True):
         fleet.instances.extend(_cluster_instances(fleet, cluster, count, used))
     fleet.irregular.autoscaled = [i.node for i in fleet.instances if i.autoscaled]
+    fleet.irregular.gpu_nodes = [i.node for i in fleet.instances if i.pool.gpus]
     silent = fleet.irregular.silent_node
     if silent:
         # the first worker of the cluster that ran the whole day
