@@ -19,12 +19,15 @@ Cluster-day: $432 in scope; direct = 141 + 90 + 6 = 237; infrastructure idle = (
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.hourly_landing import write_csv, write_nodes, write_pod_usage
+from tests.reference import reference_ledger
+from tests.reference.compare import compare_to_warehouse
 from tests.warehouse_builder import build_warehouse, query
 
 DAY = "2026-10-05"
@@ -235,3 +238,23 @@ def test_gpu_efficiency_joins_the_efficiency_mart(warehouse):
     assert gpu_cost == pytest.approx(168.0, abs=1e-6)  # 48 + 24 + 24 + 24 + 36 + 12
     assert gpu_efficiency == pytest.approx(1.0)
     assert compute_cost == pytest.approx(168.0 + 69.0, abs=1e-6)  # + CPU and memory 6+3+6+6+21+21+6
+
+
+def test_the_reference_ledger_gets_the_same_gpu_split(warehouse):
+    """The independent reference (tests/reference/, from the SPEC) on the same landing files:
+    the hand-computed GPU costs, and no disagreement with the warehouse."""
+    root = warehouse.parent
+    ledger = reference_ledger(
+        root / "landing", root / "kubeledger.yml", as_of=dt.date(2026, 11, 19)
+    )
+    gpu = ledger.pod_days.set_index("pod")["gpu_cost"].round(6).to_dict()
+    assert gpu == {
+        "train-0": 48.0,
+        "train-1": 24.0,
+        "infer-0": 24.0,
+        "infer-1": 24.0,
+        "mig-a": 36.0,
+        "mig-b": 12.0,
+        "web-0": 0.0,
+    }
+    assert compare_to_warehouse(ledger, warehouse, months=[]) == []

@@ -114,7 +114,7 @@ def allocate_pod_hours(
         gpu_days = gpu_days.assign(
             share=[
                 gpu_share(t, m, config or {}, seed)
-                for t, m in zip(gpu_days["instance_type"], gpu_days["gpu_model"])
+                for t, m in zip(gpu_days["instance_type"], gpu_days["gpu_model"], strict=True)
             ]
         )
         node_hours = node_hours.drop(columns=["gpu_count", "gpu_part"]).merge(

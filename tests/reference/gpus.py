@@ -79,8 +79,9 @@ def node_gpu_days(node_labels: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame
         else pd.DataFrame(columns=[*keys, "labelled", "label_model", "instance_type"])
     )
     reported = (
-        gpus.groupby(keys, as_index=False)
-        .agg(reported=("gpu_uuid", "nunique"), report_model=("gpu_model_name", "max"))
+        gpus.groupby(keys, as_index=False).agg(
+            reported=("gpu_uuid", "nunique"), report_model=("gpu_model_name", "max")
+        )
         if not gpus.empty
         else pd.DataFrame(columns=[*keys, "reported", "report_model"])
     )
@@ -89,7 +90,9 @@ def node_gpu_days(node_labels: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame
         pd.to_numeric(days["labelled"], errors="coerce").fillna(0).to_numpy(),
         pd.to_numeric(days["reported"], errors="coerce").fillna(0).to_numpy(),
     )
-    days["gpu_model"] = days["report_model"].where(days["report_model"].notna(), days["label_model"])
+    days["gpu_model"] = days["report_model"].where(
+        days["report_model"].notna(), days["label_model"]
+    )
     return days[days["gpu_count"] > 0][[*keys, "gpu_count", "gpu_model", "instance_type"]]
 
 
@@ -113,7 +116,8 @@ def gpu_share(instance_type, gpu_model, config: dict, seed: dict[str, float]) ->
 
 def read_seed() -> dict[str, float]:
     table = pd.read_csv(SEED)
-    return dict(zip(table["instance_type"].str.lower(), table["gpu_share"].astype(float)))
+    types = table["instance_type"].str.lower()
+    return dict(zip(types, table["gpu_share"].astype(float), strict=True))
 
 
 def slice_fraction(profile, max_slices, model) -> float:
@@ -148,7 +152,9 @@ def pod_gpu_hours(gpus: pd.DataFrame, node_hours: pd.DataFrame) -> pd.DataFrame:
     rows = rows[rows["gpu_count"] > 0]
     fraction = [
         slice_fraction(p, m, g)
-        for p, m, g in zip(rows["mig_profile"], rows["gpu_max_slices"], rows["gpu_model_name"])
+        for p, m, g in zip(
+            rows["mig_profile"], rows["gpu_max_slices"], rows["gpu_model_name"], strict=True
+        )
     ]
     rows = rows.assign(gpu_seconds=rows["gpu_pod_uptime"].fillna(0.0) * np.array(fraction))
     seconds = 3600.0 * rows["f"]
