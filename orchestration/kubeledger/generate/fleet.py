@@ -163,7 +163,11 @@ POOLS: dict[str, tuple[Pool | None, list[Pool]]] = {
 
 # The GPU node pools of the messy fleet's EKS clusters (Messiness.gpu_pools): whole GPUs and a
 # time-shared one on a g5.12xlarge, MIG slices on a p4d.24xlarge. Their slots come after every
-# other slot, so no other node changes.
+# other slot, so no other node changes; they come on top of the fleet's `nodes`, so the quick
+# fleets (an EKS cluster under GPU_POOL_MIN_NODES nodes, or under GPU_POOL_MIN_DAYS days) have
+# none.
+GPU_POOL_MIN_NODES = 3
+GPU_POOL_MIN_DAYS = 7
 GPU_POOLS: tuple[Pool, ...] = (
     Pool("ng-gpu", "worker", "on_demand", "g5.12xlarge", 48, 192, 1, 4, "NVIDIA A10G", 23028),
     Pool(
@@ -410,7 +414,12 @@ def _cluster_instances(
             pending.append((gen, slot, pool, life, False))
     for offset, (pool, life) in enumerate(_autoscaled(params, plan, cluster, pools)):
         pending.append((0, len(pools) + offset, pool, life, True))
-    if params.messiness.gpu_pools and cluster.kind == "eks":
+    if (
+        params.messiness.gpu_pools
+        and cluster.kind == "eks"
+        and count >= GPU_POOL_MIN_NODES
+        and params.days >= GPU_POOL_MIN_DAYS
+    ):
         first_gpu_slot = len(pools) + sum(1 for item in pending if item[4])
         for offset, pool in enumerate(GPU_POOLS):
             pending.append((0, first_gpu_slot + offset, pool, (0, params.hours, HOUR, HOUR), False))
