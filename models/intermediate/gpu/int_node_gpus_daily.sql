@@ -80,12 +80,13 @@ labelled as (
             end
         ) as labelled_instance_type
     from node_labels
-    where label_name in (
-        'nvidia_com_gpu_count',
-        'nvidia_com_gpu_product',
-        'node_kubernetes_io_instance_type',
-        'beta_kubernetes_io_instance_type'
-    )
+    where
+        label_name in (
+            'nvidia_com_gpu_count',
+            'nvidia_com_gpu_product',
+            'node_kubernetes_io_instance_type',
+            'beta_kubernetes_io_instance_type'
+        )
     group by cluster_id, node, usage_date
 ),
 
