@@ -19,9 +19,15 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# A realistic multi-cloud fleet: generate, load, build, close and seal, print the bill.
+DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
+
+# A realistic multi-cloud fleet: generate, load, build, close and seal, print the bill. What it
+# builds is reported to the project's Dagster instance, so `make ui` shows it materialized.
 demo: $(STAMP)
-	KUBELEDGER_DB=$(DEMO_DIR)/kubeledger.duckdb $(BIN)/kubeledger demo --out $(DEMO_DIR) --as-of $(AS_OF)
+	@mkdir -p $(DAGSTER_HOME_DIR)
+	@cp orchestration/kubeledger/dagster/dagster.yaml $(DAGSTER_HOME_DIR)/dagster.yaml
+	DAGSTER_HOME=$(DAGSTER_HOME_DIR) KUBELEDGER_DB=$(DEMO_DIR)/kubeledger.duckdb \
+	$(BIN)/kubeledger demo --out $(DEMO_DIR) --as-of $(AS_OF)
 
 # sqlfluff's dbt templater compiles the project against a scratch warehouse of its own.
 lint: $(STAMP)
@@ -56,7 +62,6 @@ BENCH_NODES ?= 100 1000
 bench: $(STAMP)
 	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) --out bench-out
 
-DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
 UI_PORT ?= 3000
 
 # The Dagster UI (webserver + daemon) on the demo warehouse; builds the demo when missing.

@@ -78,6 +78,28 @@ def publish(db_path: Path | str | None = None, serving: Path | None = None) -> P
         leftover.unlink(missing_ok=True)
     result = Published(path=serving, parquet=parquet_dir(serving))
     parquet_files: list[tuple[Path, Path]] = []
+    try:
+        _copy(warehouse, temporary, result, parquet_files)
+    except BaseException:
+        # the old copy stays as it was; nothing half-written is left beside it
+        temporary.unlink(missing_ok=True)
+        temporary.with_name(temporary.name + ".wal").unlink(missing_ok=True)
+        for staged, _ in parquet_files:
+            staged.unlink(missing_ok=True)
+        raise
+    _fsync(temporary)
+    os.replace(temporary, serving)
+    for staged, final in parquet_files:
+        os.replace(staged, final)
+    _remove_stale_parquet(result.parquet, {final for _, final in parquet_files})
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _copy(
+    warehouse: Path, temporary: Path, result: Published, parquet_files: list[tuple[Path, Path]]
+) -> None:
+    """Every served table into the new DuckDB file `temporary` and a staged Parquet file each."""
     with duckdb.connect(str(warehouse)) as con:
         con.execute("set enable_progress_bar = false")
         relations = con.execute(
@@ -100,19 +122,12 @@ def publish(db_path: Path | str | None = None, serving: Path | None = None) -> P
                 final = result.parquet / schema / f"{table}.parquet"
                 final.parent.mkdir(parents=True, exist_ok=True)
                 staged = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+                parquet_files.append((staged, final))
                 con.execute(
                     f"copy (select * from {target}) to {_literal(str(staged))} (format parquet)"
                 )
-                parquet_files.append((staged, final))
         finally:
             con.execute("detach serving_copy")
-    _fsync(temporary)
-    os.replace(temporary, serving)
-    for staged, final in parquet_files:
-        os.replace(staged, final)
-    _remove_stale_parquet(result.parquet, {final for _, final in parquet_files})
-    result.seconds = time.monotonic() - started
-    return result
 
 
 def _fsync(path: Path) -> None:
