@@ -77,10 +77,15 @@ ui: $(STAMP)
 	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
 
 DOCS_PORT ?= 8080
-# dbt docs (marts, metrics, exposures, business descriptions) on http://localhost:$(DOCS_PORT)
+SERVING_DB ?= $(or $(KUBELEDGER_SERVING_DB),$(dir $(KUBELEDGER_DB))kubeledger-serving.duckdb)
+# dbt docs (marts, metrics, exposures, business descriptions) on http://localhost:$(DOCS_PORT).
+# The catalog is read from a snapshot of the serving copy (dbt opens its file read-write, and
+# the warehouse belongs to the pipeline), so docs never lock a build or a BI reader out.
 docs: $(STAMP)
-	@mkdir -p $(dir $(KUBELEDGER_DB))
-	$(BIN)/dbt docs generate --target-path target/docs
+	@mkdir -p target/docs
+	@rm -f target/docs/serving-snapshot.duckdb
+	@test ! -f $(SERVING_DB) || cp $(SERVING_DB) target/docs/serving-snapshot.duckdb
+	KUBELEDGER_DB=target/docs/serving-snapshot.duckdb $(BIN)/dbt docs generate --target-path target/docs
 	$(BIN)/dbt docs serve --target-path target/docs --host 127.0.0.1 --port $(DOCS_PORT) --no-browser
 
 clean:

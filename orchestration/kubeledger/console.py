@@ -116,8 +116,6 @@ class Bar:
         elapsed = time.monotonic() - self.started
         if self._progress is not None:
             self.current = summary
-            if self.total is not None and not self.failed:
-                self.completed = self.total
             self._refresh()
             self._progress.stop()
             return
