@@ -4,7 +4,7 @@ One flow (module fixture): `kubeledger generate` (2 clusters, 6 nodes, 34 days f
 tidy), `load` of every day but the last, `build` (publishes the serving copy), then, with a BI
 reader holding the serving copy open through SQLAlchemy + duckdb-engine, `load` of the last
 day, `build --start 2026-11-03` and `close --month 2026-10`; all with a project-style
-DAGSTER_HOME. Then:
+DAGSTER_HOME; and `report --month 2026-10`. Then:
 - the reader kept the snapshot it opened on all through, while a new connection (another
   process) sees the new day and the sealed bill;
 - the Dagster instance shows 34 daily partitions materialized (33 from the first build, the
@@ -147,6 +147,8 @@ def flow(tmp_path_factory):
         outputs["load_later"] = _invoke(["load", str(later)], env)
         outputs["build_day"] = _invoke(["build", "--start", LAST_DAY.isoformat()], env)
         outputs["close"] = _invoke(["close", "--month", "2026-10", "--as-of", "2026-11-20"], env)
+        report = ["report", "--month", "2026-10", "--out", str(out / "report-2026-10.html")]
+        outputs["report"] = _invoke(report, env)
         time.sleep(0.5)  # one more read after the last publish
         reader.stop.set()
         reader.join(60)
@@ -210,6 +212,13 @@ def test_the_serving_copy_holds_every_mart_and_the_sealed_bills(flow):
             con.execute(f"select count(*), sum(billed_cost) from '{parquet}'").fetchone()
             == bill_lines
         )
+
+
+def test_the_report_presents_the_sealed_month_from_the_serving_copy(flow):
+    # the copy keeps the sealed tables' constraints and links the seal copies: it verifies
+    text = flow["outputs"]["report"]
+    assert f"==> report for 2026-10 from {flow['serving']}" in text
+    assert "(SEALED, status full)" in text
 
 
 def test_the_dagster_instance_shows_the_days_materialized_checks_passed_and_october_sealed(flow):

@@ -31,7 +31,16 @@ def _warehouse(path: Path, cost: int) -> Path:
             "create or replace view marts.rpt_team_totals as "
             "select team, sum(total_cost) as total_cost from marts.fct_costs group by team"
         )
-        con.execute("create or replace table sealed.sealed_bills as select 'b1' as bill_id")
+        con.execute("drop table if exists sealed.sealed_bill_lines")
+        con.execute("drop table if exists sealed.sealed_bills")
+        con.execute("create table sealed.sealed_bills (bill_id varchar primary key)")
+        con.execute(
+            "create table sealed.sealed_bill_lines (bill_id varchar not null "
+            "references sealed.sealed_bills (bill_id), billed_cost decimal(38, 2) "
+            "check (billed_cost >= 0))"
+        )
+        con.execute("insert into sealed.sealed_bills values ('b1')")
+        con.execute("insert into sealed.sealed_bill_lines values ('b1', 3.10)")
     return path
 
 
@@ -45,8 +54,13 @@ def test_publish_copies_marts_and_sealed_as_tables_and_parquet(tmp_path):
     published = publish(db)
     serving = tmp_path / "kubeledger-serving.duckdb"
     assert published.path == serving
-    assert published.tables == ["marts.fct_costs", "marts.rpt_team_totals", "sealed.sealed_bills"]
-    assert published.rows == 2 + 2 + 1
+    assert published.tables == [
+        "marts.fct_costs",
+        "marts.rpt_team_totals",
+        "sealed.sealed_bill_lines",
+        "sealed.sealed_bills",
+    ]
+    assert published.rows == 2 + 2 + 1 + 1
     # the view arrives as a table with its rows; raw stays in the warehouse
     assert _rows(
         serving,
@@ -54,8 +68,22 @@ def test_publish_copies_marts_and_sealed_as_tables_and_parquet(tmp_path):
     ) == [
         ("marts", "fct_costs", "BASE TABLE"),
         ("marts", "rpt_team_totals", "BASE TABLE"),
+        ("sealed", "sealed_bill_lines", "BASE TABLE"),
         ("sealed", "sealed_bills", "BASE TABLE"),
     ]
+    # the sealed tables keep their keys and checks (`kubeledger verify` checks them)
+    assert _rows(
+        serving,
+        "select table_name, constraint_type from duckdb_constraints() "
+        "where schema_name = 'sealed' order by all",
+    ) == _rows(
+        db,
+        "select table_name, constraint_type from duckdb_constraints() "
+        "where schema_name = 'sealed' order by all",
+    )
+    assert ("sealed_bill_lines", "FOREIGN KEY") in _rows(
+        serving, "select table_name, constraint_type from duckdb_constraints()"
+    )
     assert _rows(serving, "select * from marts.rpt_team_totals order by team") == [
         ("a", 5),
         ("b", 2),
@@ -65,6 +93,14 @@ def test_publish_copies_marts_and_sealed_as_tables_and_parquet(tmp_path):
     assert (tmp_path / "parquet" / "sealed" / "sealed_bills.parquet").exists()
     # nothing temporary is left beside it
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_the_seal_copies_are_linked_beside_the_serving_copy(tmp_path):
+    db = _warehouse(tmp_path / "kubeledger.duckdb", cost=5)
+    (tmp_path / "kubeledger.duckdb.seals" / "2026-10").mkdir(parents=True)
+    publish(db)
+    link = tmp_path / "kubeledger-serving.duckdb.seals"
+    assert link.is_symlink() and (link / "2026-10").is_dir()
 
 
 def test_a_dropped_table_leaves_no_parquet_behind(tmp_path):

@@ -10,7 +10,10 @@ The copy is written to a temporary file and renamed over the old one (`os.replac
 POSIX): a reader that has the old file open keeps reading the old file (the old inode lives
 while it is open) and sees one consistent snapshot, never a half-written one; a connection
 opened after the rename sees the new one. Views become tables (a copy must not depend on the
-warehouse). Each Parquet file is replaced the same way, one file at a time.
+warehouse), except the sealed tables, created with the warehouse's own DDL (keys, checks) and
+verified against the warehouse's seal copies (`<serving>.seals` links to them), so a report
+presents a sealed month from the copy only if it verifies. Each Parquet file is replaced the
+same way, one file at a time.
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ def publish(db_path: Path | str | None = None, serving: Path | None = None) -> P
     for staged, final in parquet_files:
         os.replace(staged, final)
     _remove_stale_parquet(result.parquet, {final for _, final in parquet_files})
+    _link_seal_copies(warehouse, serving)
     result.seconds = time.monotonic() - started
     return result
 
@@ -108,15 +112,22 @@ def _copy(
             f"({', '.join(_literal(schema) for schema in SERVED_SCHEMAS)}) "
             "order by table_schema, table_name"
         ).fetchall()
+        catalog = con.execute("select current_database()").fetchone()[0]
         con.execute(f"attach {_literal(str(temporary))} as serving_copy")
         try:
             for schema in sorted({schema for schema, _ in relations}):
                 con.execute(f"create schema serving_copy.{_quote(schema)}")
-            for schema, table in relations:
+            # parents before children: the sealed tables' foreign keys hold while rows arrive
+            sealed = [table for schema, table in relations if schema == "sealed"]
+            ordered = [("sealed", table) for table in _create_sealed_tables(con, catalog, sealed)]
+            ordered += [(schema, table) for schema, table in relations if schema != "sealed"]
+            for schema, table in ordered:
                 target = f"serving_copy.{_quote(schema)}.{_quote(table)}"
-                con.execute(
-                    f"create table {target} as select * from {_quote(schema)}.{_quote(table)}"
-                )
+                source = f"{_quote(catalog)}.{_quote(schema)}.{_quote(table)}"
+                if schema == "sealed":
+                    con.execute(f"insert into {target} select * from {source}")
+                else:
+                    con.execute(f"create table {target} as select * from {source}")
                 result.rows += con.execute(f"select count(*) from {target}").fetchone()[0]
                 result.tables.append(f"{schema}.{table}")
                 final = result.parquet / schema / f"{table}.parquet"
@@ -126,8 +137,59 @@ def _copy(
                 con.execute(
                     f"copy (select * from {target}) to {_literal(str(staged))} (format parquet)"
                 )
+            result.tables.sort()
         finally:
+            con.execute(f"use {_quote(catalog)}")
             con.execute("detach serving_copy")
+
+
+def _create_sealed_tables(
+    con: duckdb.DuckDBPyConnection, catalog: str, tables: list[str]
+) -> list[str]:
+    """The sealed tables with the warehouse's own DDL (keys, checks, foreign keys), so the copy
+    verifies as the warehouse does (`kubeledger verify` checks the constraints too); a table
+    whose foreign key names one not created yet waits for it. Returns them in creation order."""
+    ddl = dict(
+        con.execute(
+            "select table_name, sql from duckdb_tables() "
+            "where database_name = ? and schema_name = 'sealed'",
+            [catalog],
+        ).fetchall()
+    )
+    pending = [table for table in tables if table in ddl]
+    created: list[str] = []
+    con.execute("use serving_copy")
+    try:
+        while pending:
+            waiting = []
+            for table in pending:
+                try:
+                    con.execute(ddl[table])
+                    created.append(table)
+                except duckdb.CatalogException:
+                    waiting.append(table)
+            if len(waiting) == len(pending):
+                con.execute(ddl[waiting[0]])  # raises what is missing
+            pending = waiting
+    finally:
+        con.execute(f"use {_quote(catalog)}")
+    return created
+
+
+def _link_seal_copies(warehouse: Path, serving: Path) -> None:
+    """`<serving>.seals` points at the warehouse's seal copies (close/digest.py), the evidence
+    a sealed month is verified against before the report presents it from the copy."""
+    copies = warehouse.resolve().parent / f"{warehouse.name}.seals"
+    link = serving.with_name(f"{serving.name}.seals")
+    if not copies.is_dir():
+        return
+    target = os.path.relpath(copies, link.parent)
+    if link.is_symlink() and os.readlink(link) == target:
+        return
+    staged = link.with_name(f".{link.name}.{os.getpid()}.tmp")
+    staged.unlink(missing_ok=True)
+    staged.symlink_to(target, target_is_directory=True)
+    os.replace(staged, link)
 
 
 def _fsync(path: Path) -> None:
