@@ -127,9 +127,9 @@ def load(landing_dir: Path) -> None:
         prepare_warehouse()
         with file_progress("files", landing_dir) as progress:
             summary = load_landing(warehouse_path(), landing_dir, progress=progress)
+            progress.summary = summary.total_line()
     except (LoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"    {summary.total_line()}")
     _done(started)
 
 
@@ -287,16 +287,14 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     db = warehouse_path()
     if db.exists():
         db.unlink()
-    started = _step(f"generating the demo fleet into {out_dir}")
+    # one line per step where its bar says it all (the bar ends with the time it took)
+    _step(f"generating the demo fleet into {out_dir}")
     with generator_progress("landing files") as progress:
         fleet = generate_fleet(out_dir, progress=progress)
-    _done(started)
-    started = _step(f"loading {out_dir / 'landing'} into {db}")
+    _step(f"loading {out_dir / 'landing'} into {db}")
     prepare_warehouse()
     with file_progress("files", out_dir / "landing") as progress:
-        summary = load_landing(db, out_dir / "landing", progress=progress)
-    click.echo(f"    {summary.total_line()}")
-    _done(started)
+        progress.summary = load_landing(db, out_dir / "landing", progress=progress).total_line()
     started = _step("building the ledger (quality gate, dbt seed + build)")
     try:
         outcome = run_build(progress=_say)
@@ -309,7 +307,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
         started = _step(f"loading the delivery of {delivery['delivered_on']}")
         with file_progress("files", Path(delivery["landing"])) as progress:
             summary = load_landing(db, Path(delivery["landing"]), progress=progress)
-        click.echo(f"    {summary.total_line()}")
+            progress.summary = summary.total_line()
         try:
             outcome = run_build(progress=_say)
         except (DbtError, QualityGateError) as exc:
@@ -317,9 +315,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
         _done(started)
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
     # the serving copy (what the report and BI tools read) and the Dagster instance, once
-    started = _step("publishing the serving copy")
     published = after_run(db, outcome=outcome, month=month, command="kubeledger demo", echo=_say)
-    _done(started)
     from kubeledger.report import commands as report_commands
 
     report_path = out_dir / f"report-{month}.html"

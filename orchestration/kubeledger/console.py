@@ -141,15 +141,39 @@ def progress_bar(description: str, total: int | None = None) -> Iterator[Bar]:
         bar._finish(bar.summary)
 
 
+def shown(path: Path) -> str:
+    """A path as a person reads it: relative to the working directory when under it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def say(message: str) -> None:
     """A line printed only with --verbose (the steps' per-item reports)."""
     if is_verbose():
         click.echo(message)
 
 
+class _FileLines:
+    """The load's progress callback; set `summary` (the load's total line) before the end."""
+
+    def __init__(self, bar: Bar | None) -> None:
+        self.bar = bar
+        self.summary = ""
+
+    def __call__(self, line: str) -> None:
+        if self.bar is None:
+            click.echo(line)
+            return
+        parts = line.split()
+        self.bar.advance(current=parts[1] if len(parts) > 1 else line)
+
+
 @contextmanager
-def file_progress(description: str, landing: Path) -> Iterator[Callable[[str], None]]:
-    """A progress callback for `load_landing`: one line per landing file it reports."""
+def file_progress(description: str, landing: Path) -> Iterator[_FileLines]:
+    """A progress callback for `load_landing`: one step per landing file it reports; the bar's
+    last line ends with the callback's `summary`."""
     total = sum(
         1
         for path in Path(landing).rglob("*")
@@ -157,16 +181,16 @@ def file_progress(description: str, landing: Path) -> Iterator[Callable[[str], N
         and not any(part.startswith(".") for part in path.relative_to(landing).parts)
     )
     if is_verbose():
-        yield click.echo
+        lines = _FileLines(None)
+        yield lines
+        if lines.summary:
+            click.echo(INDENT + lines.summary)
         return
     with progress_bar(description, total) as bar:
-
-        def _progress(line: str) -> None:
-            parts = line.split()
-            bar.advance(current=parts[1] if len(parts) > 1 else line)
-
-        yield _progress
+        lines = _FileLines(bar)
+        yield lines
         bar.current = ""
+        bar.summary = lines.summary
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from kubeledger.console import shown
 from kubeledger.serving import Published, publish
 
 Echo = Callable[[str], None]
@@ -82,50 +83,49 @@ def after_run(
     from kubeledger.close.sealed_schema import sealed_bill
 
     published = publish(db)
-    echo(f"    {published.line()}")
-    if not _dagster_home():
-        return published
-    from kubeledger.dagster.cli_events import build_events, close_event, report
+    count = 0
+    if _dagster_home():
+        from kubeledger.dagster.cli_events import build_events, close_event, report
 
-    events: list[Any] = []
-    if outcome is not None:
-        events += build_events(
-            outcome.days, outcome.dbt_results, outcome.validations, command=command
-        )
-    if month is not None:
-        with duckdb.connect(str(db)) as con:
-            sealed = sealed_bill(con, month)
-        if sealed is not None:
-            events.append(close_event(month, sealed, command=command))
-    count = report(events)
+        events: list[Any] = []
+        if outcome is not None:
+            events += build_events(
+                outcome.days, outcome.dbt_results, outcome.validations, command=command
+            )
+        if month is not None:
+            with duckdb.connect(str(db)) as con:
+                sealed = sealed_bill(con, month)
+            if sealed is not None:
+                events.append(close_event(month, sealed, command=command))
+        count = report(events)
+    line = f"    {published.line()}"
     if count:
-        days = f" ({len(outcome.days)} daily partitions)" if outcome and outcome.days else ""
+        days = f" ({len(outcome.days)} days)" if outcome and outcome.days else ""
         noun = "event" if count == 1 else "events"
-        echo(f"    reported {count:,} {noun}{days} to Dagster at {_dagster_home()}")
+        line += f"; reported {count:,} {noun}{days} to Dagster ({shown(Path(_dagster_home()))})"
+    echo(line)
     return published
 
 
 def print_where_to_look(published: Published, report: Path | None, echo: Echo) -> None:
     """The demo's last lines: where each mart, the serving copy and the report are."""
     marts = [name.split(".", 1)[1] for name in published.tables if name.startswith("marts.")]
-    sealed = [name for name in published.tables if name.startswith("sealed.")]
+    sealed = [name.split(".", 1)[1] for name in published.tables if name.startswith("sealed.")]
+    serving = shown(published.path)
     echo("==> where to look")
-    echo(f"    serving copy  {published.path}  (read it: duckdb -readonly {published.path})")
-    echo(f"    Parquet       {published.parquet}/<schema>/<table>.parquet")
-    echo(f"    marts         {len(marts)} tables in schema marts of the serving copy:")
-    line = ""
-    for name in marts:
-        if line and len(line) + len(name) > 80:
-            echo(f"                    {line.rstrip(', ')}")
-            line = ""
-        line += f"{name}, "
-    if line:
-        echo(f"                    {line.rstrip(', ')}")
-    echo(f"    sealed bills  {', '.join(sealed)}")
+    echo(
+        f"    marts         schema marts of the serving copy {serving} ({len(marts)} tables: "
+        f"{', '.join(name for name in marts if name.startswith('fct_bill') or name in KEY_MARTS)}"
+        ", ...); `duckdb -readonly` it, or point a BI tool at it (README)"
+    )
+    echo(f"    sealed bills  schema sealed of the same file: {', '.join(sealed[:3])}, ...")
+    echo(f"    Parquet       {shown(published.parquet)}/<schema>/<table>.parquet, one per table")
     if report is not None:
-        echo(f"    report        {report}")
-    echo("    Dagster UI    make ui (the demo's partitions, checks and close)")
-    echo("    dbt docs      make docs (every mart, column and metric)")
+        echo(f"    report        {shown(report)}")
+    echo("    Dagster UI    make ui (the partitions, checks and close above) · dbt docs: make docs")
+
+
+KEY_MARTS = ("fct_owner_costs_daily", "fct_pod_costs_daily", "fct_data_health_daily")
 
 
 def _dagster_home() -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import duckdb
 
+from kubeledger.console import shown
 from kubeledger.paths import warehouse_path
 
 SERVING_ENV = "KUBELEDGER_SERVING_DB"
@@ -56,8 +57,8 @@ class Published:
 
     def line(self) -> str:
         return (
-            f"published {len(self.tables)} tables ({self.rows:,} rows) to {self.path} "
-            f"and {self.parquet}/ in {self.seconds:.1f}s"
+            f"published {len(self.tables)} tables ({self.rows:,} rows) to {shown(self.path)} "
+            f"and {shown(self.parquet)}/ in {self.seconds:.1f}s"
         )
 
 
