@@ -10,9 +10,9 @@ The asset and check keys are the code location's own (assets_dbt.TRANSLATOR, the
 checks), so the UI shows them on the same assets as its own runs.
 
 Dagster's SQLite storage opens a connection and commits per event (tens of milliseconds each;
-a demo build is ~5,000 events), so the events of one report are written over one connection
-per shard and committed together (`_one_transaction`); on any other storage (Postgres) they
-go through the instance as they are.
+a demo build is ~5,700 events), so the events of one report are written over one connection
+per shard and committed a few hundred at a time (`_one_transaction`); on any other storage
+(Postgres) they go through the instance as they are.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from dagster import (
 
 REPORTED_BY = "kubeledger/reported_by"
 SUCCESS = ("success", "pass", "warn")
+BATCH = 250
 
 
 def instance_from_env() -> DagsterInstance | None:
@@ -203,7 +204,10 @@ def report(events: Sequence[AssetMaterialization | AssetCheckEvaluation]) -> int
     instance = instance_from_env()
     if instance is None or not events:
         return 0
-    with _one_transaction(instance):
-        for event in events:
-            instance.report_runless_asset_event(event)
+    # a few hundred events per transaction: a Dagster run writing the instance meanwhile waits
+    # a second or two at most (SQLite has one writer), never the whole report
+    for start in range(0, len(events), BATCH):
+        with _one_transaction(instance):
+            for event in events[start : start + BATCH]:
+                instance.report_runless_asset_event(event)
     return len(events)
