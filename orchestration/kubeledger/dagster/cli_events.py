@@ -6,6 +6,8 @@ CLI build reports, as runless events of that instance: one materialization of `l
 every dbt model and seed that succeeded, per daily partition the build (re)allocated; each
 landing expectation check per day, passed or not; and each dbt data test as its asset check.
 A close reports the `monthly_close` partition of its month with the sealed bill's figures.
+A day's landing check is reported once (the instance keeps one runless result per check and
+partition); a failing gate stops the build before anything is reported, so it stays passed.
 The asset and check keys are the code location's own (assets_dbt.TRANSLATOR, the expectation
 checks), so the UI shows them on the same assets as its own runs.
 
@@ -199,11 +201,45 @@ def close_event(month: str, sealed: dict[str, Any], *, command: str) -> AssetMat
     )
 
 
+def _not_reported_before(
+    instance: DagsterInstance, events: Sequence[AssetMaterialization | AssetCheckEvaluation]
+) -> list[AssetMaterialization | AssetCheckEvaluation]:
+    """Leave out a partitioned check result already reported runless for its partition: the
+    instance keeps one runless result per check and partition (a second is refused). Only a
+    passing gate is reported (a failing one stops the build first), so the one kept says the
+    same: passed."""
+    from dagster import AssetCheckKey
+
+    keys = {
+        AssetCheckKey(event.asset_key, event.check_name)
+        for event in events
+        if isinstance(event, AssetCheckEvaluation) and event.partition is not None
+    }
+    reported = {
+        (key, record.partition)
+        for key in keys
+        for record in instance.event_log_storage.get_asset_check_execution_history(
+            key, limit=100_000
+        )
+        if not record.run_id
+    }
+    return [
+        event
+        for event in events
+        if not (
+            isinstance(event, AssetCheckEvaluation)
+            and event.partition is not None
+            and (AssetCheckKey(event.asset_key, event.check_name), event.partition) in reported
+        )
+    ]
+
+
 def report(events: Sequence[AssetMaterialization | AssetCheckEvaluation]) -> int:
     """Store `events` in the `DAGSTER_HOME` instance; return how many (0 without one)."""
     instance = instance_from_env()
     if instance is None or not events:
         return 0
+    events = _not_reported_before(instance, events)
     # a few hundred events per transaction: a Dagster run writing the instance meanwhile waits
     # a second or two at most (SQLite has one writer), never the whole report
     for start in range(0, len(events), BATCH):
