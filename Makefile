@@ -19,9 +19,15 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# A realistic multi-cloud fleet: generate, load, build, close and seal, print the bill.
+DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
+
+# A realistic multi-cloud fleet: generate, load, build, close and seal, print the bill. What it
+# builds is reported to the project's Dagster instance, so `make ui` shows it materialized.
 demo: $(STAMP)
-	KUBELEDGER_DB=$(DEMO_DIR)/kubeledger.duckdb $(BIN)/kubeledger demo --out $(DEMO_DIR) --as-of $(AS_OF)
+	@mkdir -p $(DAGSTER_HOME_DIR)
+	@cp orchestration/kubeledger/dagster/dagster.yaml $(DAGSTER_HOME_DIR)/dagster.yaml
+	DAGSTER_HOME=$(DAGSTER_HOME_DIR) KUBELEDGER_DB=$(DEMO_DIR)/kubeledger.duckdb \
+	$(BIN)/kubeledger demo --out $(DEMO_DIR) --as-of $(AS_OF)
 
 # sqlfluff's dbt templater compiles the project against a scratch warehouse of its own.
 lint: $(STAMP)
@@ -59,7 +65,6 @@ BENCH_NODES ?= 100 1000
 bench: $(STAMP)
 	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) --out bench-out
 
-DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
 UI_PORT ?= 3000
 
 # The Dagster UI (webserver + daemon) on the demo warehouse; builds the demo when missing.
@@ -75,10 +80,15 @@ ui: $(STAMP)
 	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
 
 DOCS_PORT ?= 8080
-# dbt docs (marts, metrics, exposures, business descriptions) on http://localhost:$(DOCS_PORT)
+SERVING_DB ?= $(or $(KUBELEDGER_SERVING_DB),$(dir $(KUBELEDGER_DB))kubeledger-serving.duckdb)
+# dbt docs (marts, metrics, exposures, business descriptions) on http://localhost:$(DOCS_PORT).
+# The catalog is read from a snapshot of the serving copy (dbt opens its file read-write, and
+# the warehouse belongs to the pipeline), so docs never lock a build or a BI reader out.
 docs: $(STAMP)
-	@mkdir -p $(dir $(KUBELEDGER_DB))
-	$(BIN)/dbt docs generate --target-path target/docs
+	@mkdir -p target/docs
+	@rm -f target/docs/serving-snapshot.duckdb
+	@test ! -f $(SERVING_DB) || cp $(SERVING_DB) target/docs/serving-snapshot.duckdb
+	KUBELEDGER_DB=target/docs/serving-snapshot.duckdb $(BIN)/dbt docs generate --target-path target/docs
 	$(BIN)/dbt docs serve --target-path target/docs --host 127.0.0.1 --port $(DOCS_PORT) --no-browser
 
 clean:

@@ -117,6 +117,9 @@ def close(month: str, as_of: dt.date | None) -> None:
             else ""
         )
     )
+    from kubeledger.publish import after_run
+
+    after_run(db, month=month, command="kubeledger close", echo=click.echo)
 
 
 @click.command("bill")
