@@ -9,7 +9,7 @@ export DBT_PROJECT_DIR := $(CURDIR)
 DEMO_DIR ?= demo
 AS_OF ?= 2026-11-19
 
-.PHONY: setup demo test lint browser docs ui bench test-spark test-differential clean
+.PHONY: setup demo test lint browser docs ui bench test-spark test-differential clean spark-up spark-down
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -44,8 +44,19 @@ DIFF_FLEETS ?= 500
 test-differential: $(STAMP)
 	KUBELEDGER_DIFF_FLEETS=$(DIFF_FLEETS) $(BIN)/pytest tests/test_differential.py -q
 
-# The same small fleet built on local Spark (dbt-spark session; Java 17) and on DuckDB, with
-# Spark's data tests too: every mart equal, Spark's October draft = the bill sealed on DuckDB.
+# A Spark standalone cluster on this machine (Java 17): a master, two workers and the Spark
+# Thrift Server on 127.0.0.1:10011, tables and Derby metastore under .spark/ (PID files in
+# .spark/run/; stopped by PID). KUBELEDGER_TARGET=spark_thrift runs kubeledger on it.
+spark-up: $(STAMP)
+	$(BIN)/python -m kubeledger.spark.cluster up
+
+spark-down: $(STAMP)
+	$(BIN)/python -m kubeledger.spark.cluster down
+
+# The same small fleet loaded, built, closed and sealed on the Spark cluster (through the
+# Thrift Server) and on DuckDB, with Spark's data tests too: every mart and the sealed bill
+# equal, a second close refused by Spark. Uses the cluster of `make spark-up` when it runs,
+# else starts and stops one of its own.
 test-spark: $(STAMP)
 	KUBELEDGER_SPARK_TESTS=full $(BIN)/pytest tests/test_spark_parity.py -q -m spark
 

@@ -42,6 +42,7 @@ def seal_correction(
     as_of: dt.date,
     ledger_version: str = LEDGER_VERSION,
     sealed_at: dt.datetime | None = None,
+    publish: digest.Publisher | None = None,
 ) -> CorrectionBill | None:
     """Seal the delta between the month recomputed now and its bill as sealed and corrected.
 
@@ -232,6 +233,8 @@ def seal_correction(
             month=month,
             sealed_at=sealed_at,
         )
+        if publish is not None:
+            publish(con, copy)
         con.execute("commit")
     except BaseException:
         rollback_quietly(con)

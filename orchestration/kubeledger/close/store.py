@@ -41,6 +41,7 @@ def seal_month(
     as_of: dt.date,
     ledger_version: str = LEDGER_VERSION,
     sealed_at: dt.datetime | None = None,
+    publish: digest.Publisher | None = None,
 ) -> SealedBill:
     """Seal one month from `sources` in one transaction; refuse if it is sealed already.
 
@@ -122,6 +123,8 @@ def seal_month(
         copy = digest.write_copy(
             con, kind="bill", artifact_id=bill_id, bill_id=bill_id, month=month, sealed_at=sealed_at
         )
+        if publish is not None:
+            publish(con, copy)
         con.execute("commit")
     except BaseException:
         rollback_quietly(con)
