@@ -149,6 +149,7 @@ class SparkSealedStore:
 
     def claim(self, table: str, suffix: str) -> None:
         """Create an artifact's first table; Spark refuses when it exists."""
+        self.spark.execute(f"create schema if not exists {SCHEMA}")
         name = _spark_name(table, suffix)
         self.spark.execute(f"create table {name} ({_columns_sql(table)}) using parquet")
 

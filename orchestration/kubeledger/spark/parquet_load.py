@@ -16,6 +16,7 @@ quarantine, loaded files, configuration) are one file each.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from collections.abc import Callable
@@ -110,8 +111,8 @@ def _spark_columns(columns: list[tuple[str, str]]) -> list[dict[str, str]]:
 def _write(
     con: duckdb.DuckDBPyConnection, schema: str, root: Path, *, partition: bool
 ) -> list[dict]:
-    """Write each table of `schema` to `root/<table>/` (replacing the folder); return the
-    table list register_parquet_tables takes."""
+    """Write each table of `schema` to `root/<table>/` (replacing the folder when its files
+    differ); return the table list register_parquet_tables takes, each with `changed`."""
     day_columns = _day_columns() if partition else {}
     tables = []
     for table, columns in _columns(con, schema).items():
@@ -141,11 +142,26 @@ def _write(
                 f"copy (select {select} from {schema}.{ident(table)}) to "
                 f"{lit(str(fresh / 'data.parquet'))} (format parquet)"
             )
-        if folder.exists():
-            shutil.rmtree(folder)
-        fresh.rename(folder)
+        entry["changed"] = _folder_digest(fresh) != _folder_digest(folder)
+        if entry["changed"]:
+            if folder.exists():
+                shutil.rmtree(folder)
+            fresh.rename(folder)
+        else:
+            shutil.rmtree(fresh)
         tables.append(entry)
     return tables
+
+
+def _folder_digest(folder: Path) -> str | None:
+    """A hash of a table folder's files (names and bytes); None when it does not exist."""
+    if not folder.exists():
+        return None
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.parquet")):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def load_raw_parquet(

@@ -97,7 +97,42 @@ def _spark_target(warehouse: SparkWarehouse) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def register_statements(table: dict) -> list[str]:
+    """The statements that (re)create one Parquet table in Spark (as the
+    register_parquet_tables macro does, which the in-process session target runs)."""
+    name = f"`{table['schema']}`.`{table['name']}`"
+    columns = ", ".join(
+        f"`{column['name']}` {column['type']}" for column in table.get("columns", [])
+    )
+    create = f"create table {name}" + (f" ({columns})" if columns else "") + " using parquet"
+    if table.get("partitioned_by"):
+        create += f" partitioned by (`{table['partitioned_by']}`)"
+    create += f" location '{table['location']}'"
+    statements = [f"drop table if exists {name}", create]
+    if table.get("partitioned_by"):
+        statements.append(f"alter table {name} recover partitions")
+    return statements
+
+
 def _register(warehouse: SparkWarehouse, tables: list[dict]) -> None:
+    """Register the tables in Spark's metastore. On a cluster only the tables whose files
+    changed (or that Spark does not have) are recreated: each statement is a round trip to
+    the Thrift Server."""
+    if warehouse.is_cluster:
+        from kubeledger.spark.connection import SparkSQL
+
+        with SparkSQL.from_env(warehouse.exchange_dir) as spark:
+            present: dict[str, list[str]] = {}
+            for table in tables:
+                schema = table["schema"]
+                if schema not in present:
+                    spark.execute(f"create schema if not exists `{schema}`")
+                    present[schema] = spark.tables(schema)
+                if table.get("changed", True) or table["name"] not in present[schema]:
+                    for statement in register_statements(table):
+                        spark.execute(statement)
+        return
+    tables = [{k: v for k, v in table.items() if k != "changed"} for table in tables]
     with _spark_target(warehouse):
         run_dbt(
             ["run-operation", "register_parquet_tables", "--args", json.dumps({"tables": tables})],
