@@ -128,8 +128,13 @@ def engines(tmp_path_factory):
             pytest.fail(f"kubeledger close on Spark failed; log {log}:\n{_tail(log)}")
         second_log = root / "second-close.log"
         second = _kubeledger(close, env, second_log)
-        verified = _kubeledger(["verify"], env, log)
         spark_dir = _export_from_spark(settings, root / "spark-out")
+        with pytest.MonkeyPatch.context() as patch:
+            for key in ("KUBELEDGER_TARGET", "KUBELEDGER_SPARK_CLUSTER_DIR"):
+                patch.setenv(key, env[key])
+            patch.setenv("KUBELEDGER_SPARK_THRIFT_PORT", str(THRIFT_PORT))
+            correction = _correct_a_moved_cent(settings)
+        verified = _kubeledger(["verify"], env, log)
         tampered_log = root / "tampered-verify.log"
         _add_a_cent_on_spark(settings)
         tampered = _kubeledger(["verify"], env, tampered_log)
@@ -137,6 +142,8 @@ def engines(tmp_path_factory):
         stop_cluster(settings)
         left = {name: pid for name, pid in status(settings).items() if pid}
         assert left == {}, f"Spark processes left running: {left}"
+        # nor any executor: every JVM of this cluster has its conf folder on its class path
+        assert _processes_mentioning(str(settings.root)) == []
 
     duck = root / "duckdb"
     duck.mkdir()
@@ -150,7 +157,20 @@ def engines(tmp_path_factory):
         "verify": (verified.returncode, _tail(log)),
         "tampered": (tampered.returncode, tampered_log.read_text(errors="replace")),
         "copies": settings.root / "seals",
+        "correction": correction,
     }
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            command = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in command and "pytest" not in command:
+            found.append(f"{cmdline.parent.name}: {command[:200]}")
+    return found
 
 
 def _export_from_spark(settings, out: Path) -> Path:
@@ -171,6 +191,34 @@ def _export_from_spark(settings, out: Path) -> Path:
                 con.execute("drop table exported")
     con.close()
     return out
+
+
+def _correct_a_moved_cent(settings):
+    """Move a cent between two lines of one slice in Spark's close model (as a restated day
+    re-allocated could), then `kubeledger correct` on Spark without rebuilding the model."""
+    from kubeledger.spark.close import correct_month_on_spark
+    from kubeledger.spark.connection import SparkSQL
+
+    model = "intermediate.int_bill_lines_allocated"
+    with SparkSQL("127.0.0.1", THRIFT_PORT, "kubeledger", settings.root / "exchange") as spark:
+        (first, _), (second, _) = spark.rows(
+            f"select line_id, billed_cost from {model} where bill_month = '{MONTH}' "
+            "and cluster_id = 'eks-prod' and cost_family = 'compute' order by line_id limit 2"
+        )
+        described = spark.rows(f"describe {model}")
+        columns = list(dict.fromkeys(row[0] for row in described if row[0] and row[0][0] != "#"))
+        moved = (
+            f"case when line_id = '{first}' then billed_cost + 0.01 "
+            f"when line_id = '{second}' then billed_cost - 0.01 else billed_cost end"
+        )
+        select = ", ".join(
+            f"{moved} as billed_cost" if name == "billed_cost" else name for name in columns
+        )
+        spark.execute(f"create table intermediate.moved as select {select} from {model}")
+        spark.execute(f"insert overwrite table {model} select * from intermediate.moved")
+        spark.execute("drop table intermediate.moved")
+    result = correct_month_on_spark(MONTH, dt.date.fromisoformat(AS_OF), run_dbt=False)
+    return result.correction, (first, second)
 
 
 def _add_a_cent_on_spark(settings) -> None:
@@ -348,10 +396,26 @@ def test_a_second_close_is_refused_by_spark(engines):
     assert "Spark refused the seal" in output and "already sealed" in output, output
 
 
-def test_the_spark_seal_verifies(engines):
+def test_a_correction_on_spark_is_new_tables(engines):
+    """The two lines a cent moved between: +0.01 and -0.01, the bill itself unchanged."""
+    correction, (first, second) = engines["correction"]
+    assert correction is not None
+    assert correction.correction_number == 1
+    assert correction.changed_line_count == 2
+    assert correction.delta_cost == Decimal("0.00")
+    copy = engines["copies"] / MONTH / correction.correction_id / "correction_lines.parquet"
+    with duckdb.connect() as con:
+        deltas = con.execute(
+            f"select line_id, delta_cost from read_parquet('{copy}') order by line_id"
+        ).fetchall()
+    assert deltas == sorted([(first, Decimal("0.01")), (second, Decimal("-0.01"))])
+
+
+def test_the_spark_seals_verify(engines):
+    """The bill and its correction: two artifacts, chained, each with its copy."""
     code, output = engines["verify"]
     assert code == 0, output
-    assert "verified every month: 1 sealed artifact(s) (2026-10)" in output, output
+    assert "verified every month: 2 sealed artifact(s) (2026-10)" in output, output
 
 
 def test_an_edit_on_spark_fails_verify(engines):

@@ -262,17 +262,56 @@ def stop_cluster(settings: ClusterSettings | None = None, *, grace: float = 30) 
     return stopped
 
 
+def _children(pid: int) -> list[int]:
+    """The PIDs whose parent is `pid` (a worker's executors)."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == str(pid):
+            children.append(int(stat.parent.name))
+    return children
+
+
+def _wait_gone(pids: list[int], grace: float) -> None:
+    """Wait for the processes to end; SIGKILL those still there after `grace` seconds."""
+    deadline = time.monotonic() + grace
+    alive = list(pids)
+    while alive:
+        alive = [pid for pid in alive if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
+        if not alive:
+            return
+        if time.monotonic() > deadline:
+            for pid in alive:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + 10
+        time.sleep(0.3)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
 def _terminate(settings: ClusterSettings, name: str, pid: int, grace: float) -> None:
+    # A worker stops its executors when it stops; they are waited for (by PID) as well.
+    children = _children(pid)
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if running_pid(settings, name) is None:
-            return
+    while time.monotonic() < deadline and running_pid(settings, name) is not None:
         time.sleep(0.5)
     if running_pid(settings, name) is not None:
         os.kill(pid, signal.SIGKILL)
         while running_pid(settings, name) is not None:
             time.sleep(0.2)
+    _wait_gone(children, grace)
 
 
 def status(settings: ClusterSettings | None = None) -> dict[str, int | None]:
