@@ -47,7 +47,8 @@ def seal_correction(
     """Seal the delta between the month recomputed now and its bill as sealed and corrected.
 
     Returns None (and writes nothing) when no line changed. The recomputed month must balance
-    and have no blocked slice, like a close.
+    and have no blocked slice, like a close. `publish` is called with the pending copy just
+    before the commit, as in store.seal_month.
     """
     sealed_at = sealed_at or utc_now()
     bill = sealed_bill(con, month)

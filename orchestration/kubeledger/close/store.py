@@ -47,7 +47,9 @@ def seal_month(
 
     Raises UnbalancedBillError (nothing written) when a cluster's lines do not sum to its
     target, SealError when a slice is still blocked or the month has nothing to bill, and
-    AlreadySealedError when the database refuses the second bill of a month.
+    AlreadySealedError when the database refuses the second bill of a month. `publish` is
+    called with the pending copy just before the commit (the Spark close writes the bill's
+    tables to Spark there; if it raises, nothing is sealed).
     """
     sealed_at = sealed_at or utc_now()
     ensure_sealed_schema(con)
