@@ -64,8 +64,11 @@ test-spark: $(STAMP)
 # one-query baseline, per fleet size. Needs ~10 GB of disk at 1,000 nodes; takes a while.
 # Results: bench-out/results.md and results.json. BENCH_NODES=100 for a quick run.
 BENCH_NODES ?= 100 1000
+# Fleet sizes also run on a Spark cluster the benchmark starts (Thrift Server; 0: none).
+BENCH_SPARK_NODES ?= 100
 bench: $(STAMP)
-	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) --out bench-out
+	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) \
+		$(foreach n,$(BENCH_SPARK_NODES),--spark-nodes $(n)) --out bench-out
 
 DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
 UI_PORT ?= 3000
