@@ -258,9 +258,15 @@ def verify(month: str | None) -> None:
     if not report.ok:
         for problem in report.problems:
             click.secho(f"DIFFERS {problem}", fg="red", err=True)
+        if on_spark():
+            from kubeledger.spark import SparkWarehouse
+
+            copies = SparkWarehouse.from_env().copies_dir
+        else:
+            copies = f"{warehouse_path()}.seals"
         click.secho(
             f"verify failed: {len(report.problems)} difference(s); the sealed copies under "
-            f"{warehouse_path()}.seals are the evidence of what was sealed",
+            f"{copies} are the evidence of what was sealed",
             fg="red",
             err=True,
         )
