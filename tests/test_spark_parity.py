@@ -390,8 +390,12 @@ def test_the_spark_seal_hashes_as_on_duckdb(engines):
     """The copy's manifest on Spark states, per table, the same row digests as DuckDB's (the
     bill row itself differs only by sealed_at)."""
     db = engines["db"]
-    duck_manifest = next((db.parent / f"{db.name}.seals" / MONTH).glob("*/manifest.json"))
-    spark_manifest = next((engines["copies"] / MONTH).glob("*/manifest.json"))
+    with duckdb.connect(str(db), read_only=True) as con:
+        (bill_id,) = con.execute(
+            "select bill_id from sealed.sealed_bills where bill_month = ?", [MONTH]
+        ).fetchone()
+    duck_manifest = db.parent / f"{db.name}.seals" / MONTH / bill_id / "manifest.json"
+    spark_manifest = engines["copies"] / MONTH / bill_id / "manifest.json"
     duck_tables = json.loads(duck_manifest.read_text())["tables"]
     spark_tables = json.loads(spark_manifest.read_text())["tables"]
     for table in SEALED_ROWS:
