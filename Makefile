@@ -9,7 +9,7 @@ export DBT_PROJECT_DIR := $(CURDIR)
 DEMO_DIR ?= demo
 AS_OF ?= 2026-11-19
 
-.PHONY: setup demo test lint browser docs ui bench test-spark test-differential clean
+.PHONY: setup demo test lint browser docs ui bench test-spark test-differential clean spark-up spark-down
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -53,8 +53,19 @@ DIFF_FLEETS ?= 500
 test-differential: $(STAMP)
 	KUBELEDGER_DIFF_FLEETS=$(DIFF_FLEETS) $(BIN)/pytest tests/test_differential.py -q
 
-# The same small fleet built on local Spark (dbt-spark session; Java 17) and on DuckDB, with
-# Spark's data tests too: every mart equal, Spark's October draft = the bill sealed on DuckDB.
+# A Spark standalone cluster on this machine (Java 17): a master, two workers and the Spark
+# Thrift Server on 127.0.0.1:10011, tables and Derby metastore under .spark/ (PID files in
+# .spark/run/; stopped by PID). KUBELEDGER_TARGET=spark_thrift runs kubeledger on it.
+spark-up: $(STAMP)
+	$(BIN)/python -m kubeledger.spark.cluster up
+
+spark-down: $(STAMP)
+	$(BIN)/python -m kubeledger.spark.cluster down
+
+# The same small fleet loaded, built, closed and sealed on the Spark cluster (through the
+# Thrift Server) and on DuckDB, with Spark's data tests too: every mart and the sealed bill
+# equal, a second close refused by Spark. Uses the cluster of `make spark-up` when it runs,
+# else starts and stops one of its own.
 test-spark: $(STAMP)
 	KUBELEDGER_SPARK_TESTS=full $(BIN)/pytest tests/test_spark_parity.py -q -m spark
 
@@ -62,8 +73,11 @@ test-spark: $(STAMP)
 # one-query baseline, per fleet size. Needs ~10 GB of disk at 1,000 nodes; takes a while.
 # Results: bench-out/results.md and results.json. BENCH_NODES=100 for a quick run.
 BENCH_NODES ?= 100 1000
+# Fleet sizes also run on a Spark cluster the benchmark starts (Thrift Server; 0: none).
+BENCH_SPARK_NODES ?= 100
 bench: $(STAMP)
-	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) --out bench-out
+	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) \
+		$(foreach n,$(BENCH_SPARK_NODES),--spark-nodes $(n)) --out bench-out
 
 UI_PORT ?= 3000
 

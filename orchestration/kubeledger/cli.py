@@ -7,6 +7,7 @@ command, so several warehouses can live side by side.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import sys
 import time
@@ -151,7 +152,13 @@ def generate(
 def load(landing_dir: Path) -> None:
     """Load every file of a landing folder into the raw tables (idempotent)."""
     from kubeledger.load import LoadError, load_landing
+    from kubeledger.spark import on_spark
     from kubeledger.warehouse import prepare_warehouse
+
+    if on_spark():  # KUBELEDGER_TARGET=spark or spark_thrift: raw Parquet tables on Spark
+        from kubeledger.spark.commands import load as spark_load
+
+        return spark_load.callback(landing_dir)
 
     started = _step(f"loading {landing_dir} into {warehouse_path()}")
     try:
@@ -280,7 +287,16 @@ def build(
     """Build the warehouse with dbt (models and their tests), after the quality gate."""
     from kubeledger.publish import after_run
     from kubeledger.quality_gate import QualityGateError
+    from kubeledger.spark import on_spark
     from kubeledger.warehouse import DbtError
+
+    if on_spark():  # KUBELEDGER_TARGET=spark or spark_thrift: dbt build on Spark
+        from kubeledger.spark.commands import build as spark_build
+
+        as_of = os.environ.get("KUBELEDGER_AS_OF")
+        return spark_build.callback(
+            start, end, full_refresh, select, False, json.dumps({"as_of": as_of}) if as_of else None
+        )
 
     started = _step(f"building {warehouse_path()} with {config_path().name}")
     try:

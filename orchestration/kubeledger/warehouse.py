@@ -111,7 +111,8 @@ def run_dbt(
         failures = []
         for node_result in getattr(result.result, "results", None) or []:
             if str(node_result.status) in ("error", "fail", "runtime error"):
-                failures.append(f"{node_result.node.name}: {node_result.message}")
+                name = getattr(getattr(node_result, "node", None), "name", args[0])
+                failures.append(f"{name}: {node_result.message}")
         raise DbtError(
             _busy_or(f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"]))
         )
