@@ -102,9 +102,9 @@ SLICE_TYPES = {
     "has_billing_link": "boolean",
     "link_state": "varchar",
     "billing_line_count": "integer",
-    "invoice_cost": "decimal(38, 2)",
+    "invoice_cost": "decimal(38, 3)",
     "estimated_cost": "decimal(38, 6)",
-    "target_cost": "decimal(38, 2)",
+    "target_cost": "decimal(38, 3)",
     "basis": "varchar",
     "is_reconciled": "boolean",
     "factor": "decimal(38, 10)",
@@ -134,9 +134,9 @@ LINE_TYPES = {
     "estimated_cost": "decimal(38, 6)",
     "allocation_estimate": "decimal(38, 6)",
     "exact_share": "decimal(38, 10)",
-    "rounded_down_cost": "decimal(38, 2)",
+    "rounded_down_cost": "decimal(38, 3)",
     "is_carry_cent": "boolean",
-    "billed_cost": "decimal(38, 2)",
+    "billed_cost": "decimal(38, 3)",
 }
 
 

@@ -220,7 +220,7 @@ def test_sparks_october_draft_is_the_bill_sealed_on_duckdb(engines, tmp_path):
         ).fetchall()
         spark = _spark_relation(spark_dir / "fct_bill_lines_monthly")
         draft = con.execute(
-            "select cluster_id, cost_family, line_id, cast(billed_cost as decimal(38, 2)) "
+            "select cluster_id, cost_family, line_id, cast(billed_cost as decimal(38, 3)) "
             f"from {spark} where bill_month = ? order by all",
             [MONTH],
         ).fetchall()

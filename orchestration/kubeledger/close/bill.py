@@ -140,10 +140,10 @@ def _sealed(con: duckdb.DuckDBPyConnection, month: str, sealed: dict) -> Bill:
             coalesce(lines.estimated_cost, 0) as estimated_cost,
             coalesce(lines.exact_share, 0) as exact_share,
             coalesce(lines.is_carry_cent, false) as is_carry_cent,
-            cast(coalesce(lines.billed_cost, 0) as decimal(38, 2)) as billed_cost,
-            cast(coalesce(corrections.delta_cost, 0) as decimal(38, 2)) as correction_delta_cost,
+            cast(coalesce(lines.billed_cost, 0) as decimal(38, 3)) as billed_cost,
+            cast(coalesce(corrections.delta_cost, 0) as decimal(38, 3)) as correction_delta_cost,
             cast(coalesce(lines.billed_cost, 0) + coalesce(corrections.delta_cost, 0)
-                as decimal(38, 2)) as corrected_billed_cost
+                as decimal(38, 3)) as corrected_billed_cost
         from (select * from {SCHEMA}.sealed_bill_lines where bill_id = $bill_id) as lines
         full outer join corrections on lines.line_id = corrections.line_id
         order by encode(coalesce(lines.cluster_id, corrections.cluster_id)),
@@ -197,7 +197,7 @@ def _draft(con: duckdb.DuckDBPyConnection, month: str) -> Bill:
             exact_share,
             is_carry_cent,
             billed_cost,
-            cast(0 as decimal(38, 2)) as correction_delta_cost,
+            cast(0 as decimal(38, 3)) as correction_delta_cost,
             billed_cost as corrected_billed_cost
         from {lines_relation}
         where bill_month = $month

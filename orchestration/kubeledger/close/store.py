@@ -1,7 +1,7 @@
 """Seal a month: its bill, slices, lines and billing-line references, written once (SPEC §9).
 
 Everything of one seal is inserted in one transaction, after asserting with `=` on
-decimal(38, 2), per cluster and cost family, that the billed lines sum to the target (and
+decimal(38, 3), per cluster and cost family, that the billed lines sum to the target (and
 again on the rows as inserted, before the commit); if any slice fails nothing is written and
 `UnbalancedBillError` names the cluster. In the same transaction the bill is hashed, chained
 and copied outside the warehouse (digest.py); the copy is published once the seal commits.
@@ -68,10 +68,10 @@ def seal_month(
                     cast(? as date) as month_start_date,
                     ? as bill_status,
                     cast(? as decimal(38, 10)) as blended_factor,
-                    cast(? as decimal(38, 2)) as target_cost,
-                    cast(? as decimal(38, 2)) as billed_cost,
+                    cast(? as decimal(38, 3)) as target_cost,
+                    cast(? as decimal(38, 3)) as billed_cost,
                     cast(? as decimal(38, 6)) as estimated_cost,
-                    cast(? as decimal(38, 2)) as invoice_cost,
+                    cast(? as decimal(38, 3)) as invoice_cost,
                     ? as slice_count,
                     ? as reconciled_slice_count,
                     ? as cluster_count,
@@ -255,7 +255,7 @@ def describe_unbalanced(rows: list[tuple]) -> str:
 def assert_balanced(
     con: duckdb.DuckDBPyConnection, month: str, lines: str, slices: str, stage: str
 ) -> None:
-    """Every slice's lines sum to its target exactly (`=` on decimal(38, 2)), none negative,
+    """Every slice's lines sum to its target exactly (`=` on decimal(38, 3)), none negative,
     and no line belongs to a slice that is not in the bill."""
     unbalanced = con.execute(
         f"""
@@ -281,8 +281,8 @@ def assert_balanced(
             slices_.cluster_id is null
             or slices_.target_cost is null
             or not (
-                cast(coalesce(line_sums.billed_cost, 0) as decimal(38, 2))
-                = cast(slices_.target_cost as decimal(38, 2))
+                cast(coalesce(line_sums.billed_cost, 0) as decimal(38, 3))
+                = cast(slices_.target_cost as decimal(38, 3))
             )
             or coalesce(line_sums.negative_lines, 0) > 0
         order by 1, 2
@@ -390,7 +390,7 @@ def _insert_sealed_rows(con: duckdb.DuckDBPyConnection, month: str, bill_id: str
             slices.invoice_cost,
             slices.estimated_cost,
             slices.target_cost,
-            cast(coalesce(line_sums.billed_cost, 0) as decimal(38, 2)) as billed_cost,
+            cast(coalesce(line_sums.billed_cost, 0) as decimal(38, 3)) as billed_cost,
             slices.basis,
             slices.is_reconciled,
             slices.factor,
