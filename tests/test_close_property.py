@@ -8,8 +8,9 @@ so some fall outside the bounds and fall back), zero, negative, or missing (a li
 selects no line). 10,000 reports are September 2026 under policy `separate`, 10,000 October
 under `proportional`. A third of the clusters bill in US dollars (2 decimals), a third in yen
 (0) and a third in Kuwaiti dinars (3): every report must bill exactly its target (`=` on
-decimal(38, 3), each amount a whole number of its currency's minor unit), no line negative, factor 1.0 when not reconciled, fewer carried cents than lines; and a sample is
-recomputed with exact fractions in Python, line by line.
+decimal(38, 3), each amount a whole number of its currency's minor unit), no line negative,
+factor 1.0 when not reconciled, fewer carried cents than lines; and a sample is recomputed
+with exact fractions in Python, line by line.
 """
 
 from __future__ import annotations
@@ -164,8 +165,7 @@ def expected_lines(
     cents = int(units)
     if total == 0:
         return {
-            line_id: Decimal(cents if line_id == unassigned else 0) / scale
-            for line_id in weights
+            line_id: Decimal(cents if line_id == unassigned else 0) / scale for line_id in weights
         }
     floors = {line_id: (weight * cents) // total for line_id, weight in weights.items()}
     leftover = cents - sum(floors.values())

@@ -139,10 +139,11 @@ def add_cluster(
     *,
     linked: bool = True,
     provider: str = "aws",
+    currency: str = "USD",
 ) -> None:
     con.execute(
-        "insert into mock.stg_config__clusters values (?, ?, ?, 'USD', null, null, null)",
-        [cluster, provider, linked],
+        "insert into mock.stg_config__clusters values (?, ?, ?, ?, null, null, null)",
+        [cluster, provider, linked, currency],
     )
 
 

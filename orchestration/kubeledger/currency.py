@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import csv
 import sys
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from babel.numbers import format_currency, get_currency_precision, list_currencies
+from babel.numbers import (
+    format_currency,
+    get_currency_precision,
+    get_currency_symbol,
+    list_currencies,
+)
 
 BILL_SCALE = 3
 SEED = Path(__file__).resolve().parents[2] / "seeds" / "currency_minor_units.csv"
@@ -41,12 +46,26 @@ def write_seed(path: Path = SEED) -> None:
         writer.writerows(seed_rows())
 
 
-def format_amount(amount: Decimal | float | int | None, currency: str, locale: str = "en_US") -> str:
-    """An amount as a person reads it in its currency: `$1,234.50`, `¥1,235`, `KWD 1.250`."""
+def format_amount(
+    amount: Decimal | float | int | None, currency: str | None, locale: str = "en_US"
+) -> str:
+    """An amount as a person reads it in its currency, at the currency's minor unit (rounded
+    half up, as the close rounds): `$1,234.50`, `¥1,235`, `KWD 1.250`, `-$1.00`; "" for none."""
     if amount is None:
         return ""
     code = (currency or "USD").strip().upper()
-    return format_currency(Decimal(str(amount)), code, locale=locale)
+    value = amount if isinstance(amount, Decimal) else Decimal(str(amount))
+    value = value.quantize(Decimal(1).scaleb(-minor_unit_digits(code)), rounding=ROUND_HALF_UP)
+    text = format_currency(value, code, locale=locale)
+    symbol = currency_symbol(code, locale)
+    if symbol[-1:].isalpha():  # CLDR's currency spacing, which Babel leaves out: `KWD 1.250`
+        text = text.replace(symbol, symbol + " ", 1)
+    return text
+
+
+def currency_symbol(currency: str | None, locale: str = "en_US") -> str:
+    """The currency's symbol as Babel writes it before an amount: `$`, `¥`, `KWD`."""
+    return get_currency_symbol((currency or "USD").strip().upper(), locale=locale)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from decimal import Decimal
 import duckdb
 
 from kubeledger import __version__
+from kubeledger.currency import format_amount
 
 SCHEMA = "sealed"
 LEDGER_VERSION = f"kubeledger {__version__}"
@@ -231,6 +232,7 @@ class SealedBill:
     billing_line_count: int
     sealed_at: dt.datetime
     estimated_clusters: list[str] = field(default_factory=list)
+    currency: str = "USD"
 
 
 @dataclass
@@ -287,7 +289,8 @@ def already_sealed_message(row: dict) -> str:
     month = row["bill_month"]
     return (
         f"month {month} is already sealed as bill {row['bill_id']} on {when} "
-        f"(status {row['bill_status']}, {row['billed_cost']} billed); a sealed bill is never "
+        f"(status {row['bill_status']}, {format_amount(row['billed_cost'], row.get('currency'))} "
+        "billed); a sealed bill is never "
         f"rewritten. corrections: kubeledger correct --month {month}"
     )
 

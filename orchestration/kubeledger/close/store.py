@@ -147,6 +147,7 @@ def seal_month(
         billing_line_count=summary["billing_line_count"],
         sealed_at=sealed_at,
         estimated_clusters=summary["estimated_clusters"],
+        currency=summary["currency"] or "USD",
     )
 
 
