@@ -190,7 +190,8 @@ def export_month(
     if progress:
         progress(
             f"    {focus_entry['file']}: {focus_entry['rows']:,} rows (FOCUS "
-            f"{focus.FOCUS_VERSION}, EffectiveCost {focus_entry['total_effective_cost']})"
+            f"{focus.FOCUS_VERSION}, {focus_entry['bill_state'] or 'no'} bill, BilledCost "
+            f"{focus_entry['total_billed_cost']})"
         )
     manifest = {
         "export_format_version": EXPORT_FORMAT_VERSION,
