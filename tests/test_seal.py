@@ -246,7 +246,7 @@ def test_an_unbalanced_bill_is_never_written(con):
     write_bill(con, slices, lines)
     with pytest.raises(UnbalancedBillError) as refused:
         seal_month(con, MONTH, SOURCES, as_of=AS_OF)
-    assert "cluster c1 compute: billed 100.01 <> target 100.00" in str(refused.value)
+    assert "cluster c1 compute: billed 100.010 <> target 100.000" in str(refused.value)
     assert "nothing was sealed" in str(refused.value)
     assert set(sealed_counts(con).values()) == {0}
 
