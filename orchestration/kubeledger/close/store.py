@@ -30,6 +30,7 @@ from kubeledger.close.sealed_schema import (
     sealed_bill,
     utc_now,
 )
+from kubeledger.currency import minor_unit_digits
 from kubeledger.load.sql import lit
 
 
@@ -298,6 +299,57 @@ def assert_balanced(
         raise UnbalancedBillError(
             f"the bill of {month} does not balance ({stage}); nothing was sealed: "
             + describe_unbalanced(unbalanced)
+        )
+    assert_in_minor_units(con, month, lines, slices, stage)
+
+
+def assert_in_minor_units(
+    con: duckdb.DuckDBPyConnection, month: str, lines: str, slices: str, stage: str
+) -> None:
+    """Every line and target is a whole number of its currency's minor unit (SPEC §1.2: 1
+    yen, 0.01 dollar, 0.001 dinar; digits from Babel, as the close's seed), so the `=` above
+    holds in that unit and not merely in decimal(38, 3)."""
+    codes = [
+        row[0]
+        for row in con.execute(
+            f"select distinct coalesce(currency, 'USD') from {slices} order by 1"
+        ).fetchall()
+    ]
+    if not codes:
+        return
+    units = ", ".join(f"({lit(code)}, {10 ** minor_unit_digits(code)})" for code in codes)
+    off_unit = con.execute(
+        f"""
+        with units (currency, per_unit) as (values {units}),
+        amounts as (
+            select slices_.cluster_id, slices_.cost_family, lines_.line_id as item,
+                lines_.billed_cost as amount, coalesce(slices_.currency, 'USD') as currency
+            from {lines} as lines_
+            inner join {slices} as slices_
+                on lines_.cluster_id = slices_.cluster_id
+                and lines_.cost_family = slices_.cost_family
+            union all
+            select cluster_id, cost_family, 'target', target_cost,
+                coalesce(currency, 'USD')
+            from {slices}
+        )
+        select amounts.cluster_id, amounts.cost_family, amounts.item, amounts.amount,
+            amounts.currency
+        from amounts
+        inner join units on amounts.currency = units.currency
+        where amounts.amount * units.per_unit <> floor(amounts.amount * units.per_unit)
+        order by 1, 2, 3
+        """
+    ).fetchall()
+    if off_unit:
+        shown = "; ".join(
+            f"cluster {cluster} {family}: {item} {amount} is not a whole number of "
+            f"{currency}'s minor unit"
+            for cluster, family, item, amount, currency in off_unit[:10]
+        )
+        raise UnbalancedBillError(
+            f"the bill of {month} is not in its currency's minor unit ({stage}); nothing was "
+            f"sealed: {shown}"
         )
 
 
