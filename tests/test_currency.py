@@ -136,3 +136,11 @@ def test_the_demo_summary_writes_each_cluster_in_its_currency():
     assert cell(1234.5, ("kuwait",)) == "KWD 1,234.500"
     assert cell(1234.5, ("us",)) == "$1,234.50"  # no currency of its own: the default
     assert report_console.default_money(con)(7, ("x",)) == "$7.00"
+
+
+def test_the_report_charts_show_amounts_at_the_minor_unit():
+    from kubeledger.report import charts
+
+    assert charts._money("USD") == ("$", ",.2f")
+    assert charts._money("JPY") == ("¥", ",.0f")
+    assert charts._money("KWD") == ("KWD ", ",.3f")
