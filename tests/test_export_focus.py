@@ -345,3 +345,30 @@ def test_the_rules_catch_what_focus_forbids():
         "ChargePeriodStart": "2026-10-01 00:00:00",
     }.items():
         assert focus12.violations(as_text, [text_row | {name: value}], text=True) != [], name
+
+
+def test_a_sealed_month_that_fails_verification_is_not_exported(sealed, tmp_path):
+    """A line edited behind the seal's back: the export stops before writing any file."""
+    import shutil
+
+    from kubeledger.export.month import ExportError
+    from kubeledger.export.writer import export_month
+
+    db = Path(sealed["db"])
+    copy = tmp_path / db.name
+    shutil.copy(db, copy)
+    shutil.copytree(db.parent / f"{db.name}.seals", tmp_path / f"{db.name}.seals")
+    with duckdb.connect(str(copy)) as con:
+        con.execute(
+            "update sealed.sealed_bill_lines set billed_cost = billed_cost + 1 "
+            "where line_id = 'c1|compute|cc-a'"
+        )
+        con.execute(
+            "update sealed.sealed_bill_lines set billed_cost = billed_cost - 1 "
+            "where line_id = 'c1|compute|cc-b'"
+        )
+    out = tmp_path / "export"
+    with duckdb.connect(str(copy), read_only=True) as con, pytest.raises(ExportError) as refused:
+        export_month(con, MONTH, out, "parquet")
+    assert "the FOCUS file is not written: month 2026-10 fails verification" in str(refused.value)
+    assert not out.exists()

@@ -273,9 +273,12 @@ def export_focus(
     *,
     billing_account_id: str,
     copy: Callable[..., int],
+    charges: tuple[str, str | None] | None = None,
 ) -> dict[str, Any]:
+    """Write the FOCUS file of `month`; `charges` is charges_sql's answer when the caller
+    has it already (it verifies a sealed month)."""
     path = Path(out_dir) / f"{FILE_STEM}.{file_format}"
-    charges, bill_id = charges_sql(con, month)
+    charges, bill_id = charges if charges is not None else charges_sql(con, month)
     sql = _select(charges, month, billing_account_id, file_format)
     rows = copy(con, sql, path, file_format)
     billed, corrected, state = con.execute(
