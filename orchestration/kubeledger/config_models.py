@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
+from kubeledger.config_budgets import Budgets
 from kubeledger.config_allocations import CloudCharges
 from kubeledger.config_base import (
     BEGINNING_DAY,
@@ -402,6 +403,7 @@ class KubeledgerConfig(Section):
     retention: Retention = Field(default_factory=Retention)
     reruns: Reruns = Field(default_factory=Reruns)
     cloud_charges: CloudCharges = Field(default_factory=CloudCharges)
+    budgets: Budgets = Field(default_factory=Budgets)
     exchange_rates: list[ExchangeRate] = Field(default_factory=list)
 
     model_config = {
