@@ -9,7 +9,7 @@ export DBT_PROJECT_DIR := $(CURDIR)
 DEMO_DIR ?= demo
 AS_OF ?= 2026-11-19
 
-.PHONY: setup demo test lint browser docs ui bench test-spark test-differential clean
+.PHONY: setup demo test lint browser docs ui bench test-spark test-differential clean spark-up spark-down
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -19,9 +19,15 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# A realistic multi-cloud fleet: generate, load, build, close and seal, print the bill.
+DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
+
+# A realistic multi-cloud fleet: generate, load, build, close and seal, print the bill. What it
+# builds is reported to the project's Dagster instance, so `make ui` shows it materialized.
 demo: $(STAMP)
-	KUBELEDGER_DB=$(DEMO_DIR)/kubeledger.duckdb $(BIN)/kubeledger demo --out $(DEMO_DIR) --as-of $(AS_OF)
+	@mkdir -p $(DAGSTER_HOME_DIR)
+	@cp orchestration/kubeledger/dagster/dagster.yaml $(DAGSTER_HOME_DIR)/dagster.yaml
+	DAGSTER_HOME=$(DAGSTER_HOME_DIR) KUBELEDGER_DB=$(DEMO_DIR)/kubeledger.duckdb \
+	$(BIN)/kubeledger demo --out $(DEMO_DIR) --as-of $(AS_OF)
 
 # sqlfluff's dbt templater compiles the project against a scratch warehouse of its own.
 lint: $(STAMP)
@@ -47,8 +53,19 @@ DIFF_FLEETS ?= 500
 test-differential: $(STAMP)
 	KUBELEDGER_DIFF_FLEETS=$(DIFF_FLEETS) $(BIN)/pytest tests/test_differential.py -q
 
-# The same small fleet built on local Spark (dbt-spark session; Java 17) and on DuckDB, with
-# Spark's data tests too: every mart equal, Spark's October draft = the bill sealed on DuckDB.
+# A Spark standalone cluster on this machine (Java 17): a master, two workers and the Spark
+# Thrift Server on 127.0.0.1:10011, tables and Derby metastore under .spark/ (PID files in
+# .spark/run/; stopped by PID). KUBELEDGER_TARGET=spark_thrift runs kubeledger on it.
+spark-up: $(STAMP)
+	$(BIN)/python -m kubeledger.spark.cluster up
+
+spark-down: $(STAMP)
+	$(BIN)/python -m kubeledger.spark.cluster down
+
+# The same small fleet loaded, built, closed and sealed on the Spark cluster (through the
+# Thrift Server) and on DuckDB, with Spark's data tests too: every mart and the sealed bill
+# equal, a second close refused by Spark. Uses the cluster of `make spark-up` when it runs,
+# else starts and stops one of its own.
 test-spark: $(STAMP)
 	KUBELEDGER_SPARK_TESTS=full $(BIN)/pytest tests/test_spark_parity.py -q -m spark
 
@@ -56,10 +73,12 @@ test-spark: $(STAMP)
 # one-query baseline, per fleet size. Needs ~10 GB of disk at 1,000 nodes; takes a while.
 # Results: bench-out/results.md and results.json. BENCH_NODES=100 for a quick run.
 BENCH_NODES ?= 100 1000
+# Fleet sizes also run on a Spark cluster the benchmark starts (Thrift Server; 0: none).
+BENCH_SPARK_NODES ?= 100
 bench: $(STAMP)
-	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) --out bench-out
+	$(BIN)/python -m kubeledger.bench $(foreach n,$(BENCH_NODES),--nodes $(n)) \
+		$(foreach n,$(BENCH_SPARK_NODES),--spark-nodes $(n)) --out bench-out
 
-DAGSTER_HOME_DIR ?= $(CURDIR)/.dagster_home
 UI_PORT ?= 3000
 
 # The Dagster UI (webserver + daemon) on the demo warehouse; builds the demo when missing.
@@ -75,10 +94,15 @@ ui: $(STAMP)
 	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
 
 DOCS_PORT ?= 8080
-# dbt docs (marts, metrics, exposures, business descriptions) on http://localhost:$(DOCS_PORT)
+SERVING_DB ?= $(or $(KUBELEDGER_SERVING_DB),$(dir $(KUBELEDGER_DB))kubeledger-serving.duckdb)
+# dbt docs (marts, metrics, exposures, business descriptions) on http://localhost:$(DOCS_PORT).
+# The catalog is read from a snapshot of the serving copy (dbt opens its file read-write, and
+# the warehouse belongs to the pipeline), so docs never lock a build or a BI reader out.
 docs: $(STAMP)
-	@mkdir -p $(dir $(KUBELEDGER_DB))
-	$(BIN)/dbt docs generate --target-path target/docs
+	@mkdir -p target/docs
+	@rm -f target/docs/serving-snapshot.duckdb
+	@test ! -f $(SERVING_DB) || cp $(SERVING_DB) target/docs/serving-snapshot.duckdb
+	KUBELEDGER_DB=target/docs/serving-snapshot.duckdb $(BIN)/dbt docs generate --target-path target/docs
 	$(BIN)/dbt docs serve --target-path target/docs --host 127.0.0.1 --port $(DOCS_PORT) --no-browser
 
 clean:

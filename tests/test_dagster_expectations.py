@@ -145,3 +145,17 @@ def _aws_types() -> tuple[str, ...]:
     from kubeledger.quality.suites import AWS_LINE_ITEM_TYPES
 
     return AWS_LINE_ITEM_TYPES
+
+
+def test_validating_says_nothing_on_the_console(con, recwarn, caplog):
+    """No pandas regex notes nor GX's INFO logging: `make demo` printed 250 such lines."""
+    import logging
+
+    from kubeledger.quality import validate_raw_tables
+
+    caplog.set_level(logging.INFO)
+    _insert_pod_rows(con, [{}])
+    (validation,) = validate_raw_tables(con, DAY, DAY, tables=["koku_pod_usage"])
+    assert validation.success
+    assert [str(w.message) for w in recwarn if "regular expression" in str(w.message)] == []
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("great_expectations")] == []

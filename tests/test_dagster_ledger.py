@@ -121,6 +121,15 @@ def test_a_day_partition_rebuilds_that_day_and_leaves_the_others_alone(fleet, db
     )[-1] == (dt.date(2026, 10, 2), dt.date(2026, 10, 2), "manual", "succeeded")
 
 
+def test_each_run_publishes_the_serving_copy_readers_use(fleet, db):
+    # the run of Oct 2 above changed that day's pod costs: the serving copy has them too
+    serving = fleet / "kubeledger-serving.duckdb"
+    assert query(serving, f"select {POD_COLUMNS} from marts.fct_pod_costs_daily order by all") == (
+        query(db, f"select {POD_COLUMNS} from marts.fct_pod_costs_daily order by all")
+    )
+    assert (fleet / "parquet" / "marts" / "fct_pod_costs_daily.parquet").exists()
+
+
 def test_a_failing_expectation_blocks_the_ledger_and_shows_in_data_health(fleet, db):
     from dagster import AssetKey, materialize
 

@@ -14,6 +14,7 @@ import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from kubeledger.generate import Messiness, generate_fleet
@@ -179,3 +180,65 @@ def test_dbt_unit_tests_pass(fleet):
     result = run_dbt(["test", "--select", "test_type:unit"], db_path=db)
     assert len(result.result.results) >= 40
     assert all(str(r.status) == "pass" for r in result.result.results)
+
+
+def test_gpu_nodes_split_gpu_cpu_memory_and_pods_pay_their_gpu_seconds(fleet):
+    """eks-prod's GPU pool on Oct 5 (billed, both GPU nodes up all day): each node's GPU part
+    is node cost × the seed's share (g5.12xlarge 0.5891, p4d.24xlarge 0.7585), CPU and memory
+    split the rest; each pod's GPU cost is, per hour and GPU, GPU part / 24 / GPUs × its
+    uptime × its MIG fraction (profile slices / 7) / 3600, time-shared GPUs scaled to the hour
+    — computed here from the GPU report files themselves."""
+    root, db, _ = fleet
+    day = dt.date(2026, 10, 5)
+    nodes = {
+        node: (cost, count, share, gpu_cost)
+        for node, cost, count, share, gpu_cost in query(
+            db,
+            """select node, node_cost, gpu_count, gpu_cost_share, gpu_cost
+               from marts.fct_node_costs_daily
+               where cluster_id = 'eks-prod' and usage_date = ? and gpu_count > 0""",
+            [day],
+        )
+    }
+    assert sorted((count, share) for _, count, share, _ in nodes.values()) == [
+        (4, 0.5891),
+        (8, 0.7585),
+    ]
+    for node, (cost, _, share, gpu_cost) in nodes.items():
+        assert gpu_cost == pytest.approx(cost * share, abs=1e-9), node
+        [(cpu, memory, gpu)] = query(
+            db,
+            """select sum(cpu_cost), sum(memory_cost), sum(gpu_cost)
+               from intermediate.int_node_hours_priced where node = ? and usage_date = ?""",
+            [node, day],
+        )
+        assert gpu == pytest.approx(cost * share, abs=1e-6), node
+        assert cpu == pytest.approx(memory, abs=1e-6) and cpu + memory == pytest.approx(
+            cost * (1 - share), abs=1e-6
+        ), node
+    report = pd.concat(
+        pd.read_csv(path, dtype=str, keep_default_na=False)
+        for path in (root / "landing/usage/eks-prod" / day.isoformat()).glob("*.4.csv")
+    )
+    report["fraction"] = [
+        int(profile.split("g.")[0]) / 7 if profile else 1.0 for profile in report.mig_profile
+    ]
+    report["claim"] = report.gpu_pod_uptime.astype(float) * report.fraction / 3600
+    per_gpu = report.groupby(["interval_start", "gpu_uuid"]).claim.transform("sum")
+    report["scaled"] = report.claim / per_gpu.clip(lower=1.0)
+    hourly = {node: gpu_cost / 24 / count for node, (_, count, _, gpu_cost) in nodes.items()}
+    report["expected"] = report.node.map(hourly) * report.scaled
+    expected = report.groupby("pod").expected.sum()
+    got = dict(
+        query(
+            db,
+            """select pod, sum(gpu_cost) from marts.fct_pod_costs_daily
+               where cluster_id = 'eks-prod' and usage_date = ? and gpu_cost > 0 group by pod""",
+            [day],
+        )
+    )
+    assert set(got) == set(expected.index)
+    for pod, cost in expected.items():
+        assert got[pod] == pytest.approx(cost, abs=1e-6), pod
+    # the two time-shared notebooks pods pay half a GPU each; an idle GPU is nobody's
+    assert sum(got.values()) < sum(g for *_, g in nodes.values())

@@ -48,6 +48,7 @@ PLACED_BY = {
     "autoscaled_unbilled_nodes": ("autoscaled_nodes",),
     "restated_cur": ("restated_month",),
     "bill_days_without_usage": ("outage", "silent_node"),
+    "gpu_pools": ("gpu_nodes",),
 }
 
 

@@ -60,6 +60,8 @@ def command(
         **os.environ,
         "KUBELEDGER_DB": str(db),
         "KUBELEDGER_CONFIG": str(config),
+        # every file loaded and dbt's own log on the output: the kill points are lines of it
+        "KUBELEDGER_VERBOSE": "1",
         "PYTHONUNBUFFERED": "1",
         "PYTHONPATH": os.pathsep.join(sys.path),
     }

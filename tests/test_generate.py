@@ -68,6 +68,17 @@ REQUIRED = {
     ".1.csv": STORAGE_COLUMNS[2:16],
     ".2.csv": ["interval_start", "node", "node_labels"],
     ".3.csv": ["interval_start", "namespace", "namespace_labels"],
+    ".4.csv": [
+        "interval_start",
+        "node",
+        "namespace",
+        "pod",
+        "gpu_uuid",
+        "gpu_model_name",
+        "gpu_vendor_name",
+        "gpu_memory_capacity_mib",
+        "gpu_pod_uptime",
+    ],
     "nodes.csv": ["cluster_id", "node", "provider_id", "first_seen", "last_seen"],
     "owners.csv": ["cluster_id", "namespace", "kind", "name", "owner_kind", "owner_name"],
     "lb_services.csv": ["cluster_id", "namespace", "service", "load_balancer_id"],
@@ -778,3 +789,60 @@ def test_many_fleets_are_deterministic(tmp_path):
     assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
     with pytest.raises(ValueError, match="prefix"):
         generate_fleets(tmp_path / "c", [specs[0], specs[0]])
+
+
+def test_gpu_pools_write_the_operators_gpu_report(messy, con):
+    """EKS gets a g5.12xlarge (4 A10G: three pods with a GPU each, two time-sharing the
+    fourth) and a p4d.24xlarge (8 A100 under MIG: two 3g.20gb slices and a 1g.5gb on GPU 0, a
+    7g.40gb on GPU 1), labelled as GPU feature discovery does; the GPU report has the
+    operator's columns in its order, one row per pod, GPU and hour."""
+    out, summary = messy
+    landing = out / "landing"
+    gpu_nodes = summary["irregularities"]["gpu_nodes"]
+    assert len(gpu_nodes) == 2
+    reports = sorted((landing / "usage" / "eks-prod").rglob("*.4.csv"))
+    assert len(reports) == len(_usage_days(landing, "eks-prod"))
+    assert not list((landing / "usage" / "gke-analytics").rglob("*.4.csv"))
+    assert _csv_header(reports[0]) == [
+        "report_period_start",
+        "report_period_end",
+        "interval_start",
+        "interval_end",
+        "node",
+        "namespace",
+        "pod",
+        "gpu_uuid",
+        "gpu_model_name",
+        "gpu_vendor_name",
+        "gpu_memory_capacity_mib",
+        "gpu_pod_uptime",
+        "gpu_max_slices",
+        "mig_instance_id",
+        "mig_profile",
+        "mig_strategy",
+    ]
+    day = con.execute(f"select * from read_csv('{reports[0]}', all_varchar = true)").df()
+    per_gpu = day.groupby(["gpu_model_name", "gpu_uuid"]).agg(
+        pods=("pod", "nunique"), profiles=("mig_profile", lambda p: sorted(p.fillna("")))
+    )
+    a10g = per_gpu.loc["NVIDIA A10G"]
+    assert sorted(a10g.pods) == [1, 1, 1, 2]  # three whole GPUs, one time-shared by two pods
+    a100 = per_gpu.loc["NVIDIA A100-SXM4-40GB"]
+    profiles = sorted(tuple(sorted(set(p))) for p in a100.profiles)
+    assert profiles == [("1g.5gb", "3g.20gb"), ("7g.40gb",)]
+    assert set(day.gpu_pod_uptime.astype(float)) == {3600.0}
+    assert set(day.loc[day.mig_profile.notna(), "gpu_max_slices"]) == {"7"}
+    labels = con.execute(
+        f"select distinct node, node_labels from read_csv('{reports[0].parent}/*.2.csv')"
+    ).df()
+    labelled = labels[labels.node.isin(gpu_nodes)].node_labels
+    assert labelled.str.contains("label_nvidia_com_gpu_count:4").sum() == 1
+    assert labelled.str.contains("label_nvidia_com_gpu_count:8").sum() == 1
+    # only GPU pods and the device plugin run on GPU nodes
+    pods = con.execute(
+        f"select distinct pod from read_csv('{reports[0].parent}/*.0.csv') "
+        f"where node in ({', '.join(repr(n) for n in gpu_nodes)})"
+    ).df()
+    gpu_workloads = ("llm-inference-", "notebooks-", "embedder-", "reranker-", "trainer-")
+    assert all(pod.startswith((*gpu_workloads, "nvidia-device-plugin-")) for pod in pods.pod)
+    assert any(pod.startswith("nvidia-device-plugin-") for pod in pods.pod)

@@ -58,7 +58,7 @@ def test_ensure_raw_schema_creates_every_raw_table_empty(con):
         ).fetchall()
     }
     assert tables == {spec.raw_table for spec in FORMATS} | {"quarantine", "loaded_files"}
-    assert len(tables) == 15
+    assert len(tables) == 16
     assert one(con, "select count(*) from raw.koku_pod_usage") == (0,)
     pod_columns = column_names(con, "koku_pod_usage")
     assert pod_columns[:4] == [
@@ -500,12 +500,12 @@ def test_the_whole_sample_folder_loads_in_one_call(tmp_path):
     )
 
     # issue 17 added five: focus-sample-nulls (4 rows, 1 quarantined), aws-focus-1.0 (4),
-    # azure-focus-1.0 (3), legacy-payg-usage (2), mca-instance-name (1)
-    assert summary.files_loaded == 25
+    # azure-focus-1.0 (3), legacy-payg-usage (2), mca-instance-name (1); the GPU report one (2)
+    assert summary.files_loaded == 26
     assert summary.files_ignored == 2
-    assert summary.rows_loaded == 55 + 14
+    assert summary.rows_loaded == 55 + 14 + 2
     assert summary.rows_quarantined == 1
-    assert len(lines) == 27
+    assert len(lines) == 28
     assert lines[2] == "loaded  aws/cur-legacy-2026-10.csv -> raw.aws_cur_legacy: 5 rows"
     with duckdb.connect(str(tmp_path / "warehouse" / "kubeledger.duckdb")) as check:
         empty = [
@@ -514,7 +514,7 @@ def test_the_whole_sample_folder_loads_in_one_call(tmp_path):
             if check.execute(f"select count(*) from raw.{spec.raw_table}").fetchone()[0] == 0
         ]
         assert empty == []
-        assert check.execute("select count(*) from raw.loaded_files").fetchone() == (25,)
+        assert check.execute("select count(*) from raw.loaded_files").fetchone() == (26,)
 
 
 def test_the_contract_lists_every_known_and_typed_column():

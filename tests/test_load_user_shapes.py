@@ -6,8 +6,8 @@ Fixtures are written by hand from the documented columns (tests/fixtures/landing
   no quantity: `NULL`), AWS credit -3.00 (no resource: `NULL`), Azure VM 1.20 (ListUnitPrice
   `n/a`: unreadable, optional), a Google row whose EffectiveCost is `0.75 USD` (unreadable cost).
   Loaded: 4.80 + 2.50 - 3.00 + 1.20 = 5.50; one row quarantined, one value nulled.
-- azure/cost-details-actual-2026-10.csv (in refused_samples/): the amortized header, actual-cost rows (a reserved VM
-  at zero cost, a reservation purchase of 1,681.92).
+- azure/cost-details-actual-2026-10.csv (in refused_samples/): the amortized header,
+  actual-cost rows (a reserved VM at zero cost, a reservation purchase of 1,681.92).
 - azure/legacy-payg-usage-2025-02.csv: the legacy pay-as-you-go / EA usage export
   (`UsageDateTime`, `PreTaxCost`, `SubscriptionGuid`, `InstanceId`, `UsageQuantity`, `Currency`).
 - azure/mca-instance-name-2026-10.csv: a Microsoft Customer Agreement file, camelCase, whose

@@ -10,7 +10,7 @@
         {%- endif -%}
     {%- endfor -%}
     {%- for name in names | sort -%}
-        {%- do run_query(
+        {%- do adapter.execute(
             "insert overwrite directory '" ~ location ~ "/" ~ name ~ "' using parquet select * from "
             ~ adapter.quote(schema) ~ '.' ~ adapter.quote(name)
         ) -%}

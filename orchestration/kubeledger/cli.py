@@ -7,6 +7,7 @@ command, so several warehouses can live side by side.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import sys
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 import click
 
 from kubeledger.config import ConfigError
+from kubeledger.console import file_progress, generator_progress, verbose_option
 from kubeledger.paths import config_path, warehouse_path
 
 
@@ -105,6 +107,7 @@ def main() -> None:
     is_flag=True,
     help="No production irregularities (shared LBs, scale to zero, restatements, ...).",
 )
+@verbose_option
 def generate(
     out_dir: Path,
     seed: int,
@@ -119,17 +122,18 @@ def generate(
     from kubeledger.generate import Messiness, generate_fleet
 
     started = _step(f"generating {clusters} clusters, {nodes} nodes, {days} days into {out_dir}")
-    summary = generate_fleet(
-        out_dir,
-        seed=seed,
-        clusters=clusters,
-        nodes=nodes,
-        days=days,
-        start_date=dt.date.fromisoformat(start_date),
-        pods_per_node=pods_per_node,
-        progress=_say,
-        messiness=Messiness.none() if tidy else Messiness.all(),
-    )
+    with generator_progress("landing files") as progress:
+        summary = generate_fleet(
+            out_dir,
+            seed=seed,
+            clusters=clusters,
+            nodes=nodes,
+            days=days,
+            start_date=dt.date.fromisoformat(start_date),
+            pods_per_node=pods_per_node,
+            progress=progress,
+            messiness=Messiness.none() if tidy else Messiness.all(),
+        )
     for key, value in summary.items():
         if isinstance(value, int | float | str):
             click.echo(f"    {key}: {value}")
@@ -144,18 +148,26 @@ def generate(
 
 @main.command()
 @click.argument("landing_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@verbose_option
 def load(landing_dir: Path) -> None:
     """Load every file of a landing folder into the raw tables (idempotent)."""
     from kubeledger.load import LoadError, load_landing
+    from kubeledger.spark import on_spark
     from kubeledger.warehouse import prepare_warehouse
+
+    if on_spark():  # KUBELEDGER_TARGET=spark or spark_thrift: raw Parquet tables on Spark
+        from kubeledger.spark.commands import load as spark_load
+
+        return spark_load.callback(landing_dir)
 
     started = _step(f"loading {landing_dir} into {warehouse_path()}")
     try:
         prepare_warehouse()
-        summary = load_landing(warehouse_path(), landing_dir, progress=_say)
+        with file_progress("files", landing_dir) as progress:
+            summary = load_landing(warehouse_path(), landing_dir, progress=progress)
+            progress.summary = summary.total_line()
     except (LoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"    {summary.total_line()}")
     _done(started)
 
 
@@ -173,22 +185,23 @@ def run_build(
     select: str | None = None,
     reattribute_month: str | None = None,
     progress=_say,
-) -> None:
+):
     """Write the configuration into the warehouse, run the quality gate, then seed and build
-    the dbt project.
+    the dbt project; return what was built (publish.BuildOutcome).
 
     A range build first allocates again every day whose billing lines changed since it was
     allocated (SPEC §9, reallocation.py), in the same dbt run; every build then stores the
     fingerprints of the days it allocated.
     """
     from kubeledger import reallocation
+    from kubeledger.publish import BuildOutcome
     from kubeledger.quality_gate import run_quality_gate
     from kubeledger.warehouse import connect, prepare_warehouse, run_dbt
 
     config = prepare_warehouse()
     db = warehouse_path()
     # the raw-data expectations block the build before any model, as in Dagster
-    run_quality_gate(
+    validations = run_quality_gate(
         db,
         dt.date.fromisoformat(start) if start else None,
         dt.date.fromisoformat(end or start) if start else None,
@@ -199,7 +212,7 @@ def run_build(
         dbt_vars = {"start_date": start, "end_date": end or start}
     if reattribute_month:
         dbt_vars["reattribute_month"] = reattribute_month
-    run_dbt(["seed", "--quiet"], dbt_vars=dbt_vars)
+    seeded = run_dbt(["seed", "--quiet"], dbt_vars=dbt_vars)
     changed = reallocation.Reallocation()
     if start and not full_refresh:
         changed = reallocation.check_changed_days(
@@ -218,7 +231,8 @@ def run_build(
         args.append("--full-refresh")
     if select:
         args += ["--select", select]
-    run_dbt(args, dbt_vars=dbt_vars, progress=progress)
+    built = run_dbt(args, dbt_vars=dbt_vars)
+    outcome = BuildOutcome.of(db, [seeded, built], validations, start, end, changed.days)
     if select is None:
         with connect(db) as con:
             reallocation.record_allocation(
@@ -229,6 +243,7 @@ def run_build(
                 else None,
                 extra_days=changed.days,
             )
+    return outcome
 
 
 def _date_option(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -261,6 +276,7 @@ def _date_option(_ctx: click.Context, param: click.Parameter, value: str | None)
     help="Re-attribute this month's leftover cloud charges (YYYY-MM) under the "
     "current configuration.",
 )
+@verbose_option
 def build(
     start: str | None,
     end: str | None,
@@ -269,12 +285,22 @@ def build(
     reattribute_month: str | None,
 ) -> None:
     """Build the warehouse with dbt (models and their tests), after the quality gate."""
+    from kubeledger.publish import after_run
     from kubeledger.quality_gate import QualityGateError
+    from kubeledger.spark import on_spark
     from kubeledger.warehouse import DbtError
+
+    if on_spark():  # KUBELEDGER_TARGET=spark or spark_thrift: dbt build on Spark
+        from kubeledger.spark.commands import build as spark_build
+
+        as_of = os.environ.get("KUBELEDGER_AS_OF")
+        return spark_build.callback(
+            start, end, full_refresh, select, False, json.dumps({"as_of": as_of}) if as_of else None
+        )
 
     started = _step(f"building {warehouse_path()} with {config_path().name}")
     try:
-        run_build(
+        outcome = run_build(
             start=start,
             end=end,
             full_refresh=full_refresh,
@@ -283,6 +309,7 @@ def build(
         )
     except (DbtError, ConfigError, QualityGateError) as exc:
         raise click.ClickException(str(exc)) from exc
+    after_run(warehouse_path(), outcome=outcome, command="kubeledger build", echo=click.echo)
     _done(started)
 
 
@@ -292,11 +319,13 @@ def build(
 )
 @click.option("--as-of", "as_of", default=None, help="Close as of this date (default: today).")
 @click.option("--month", default="2026-10", show_default=True, help="The month to close.")
+@verbose_option
 def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     """Generate the demo fleet, load it, build the ledger, close the month, print the bill."""
     from kubeledger import report_console
     from kubeledger.generate import generate_fleet
     from kubeledger.load import load_landing
+    from kubeledger.publish import after_run, print_where_to_look
     from kubeledger.quality_gate import QualityGateError
     from kubeledger.warehouse import DbtError, prepare_warehouse
 
@@ -305,17 +334,17 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     db = warehouse_path()
     if db.exists():
         db.unlink()
-    started = _step(f"generating the demo fleet into {out_dir}")
-    fleet = generate_fleet(out_dir, progress=_say)
-    _done(started)
-    started = _step(f"loading {out_dir / 'landing'} into {db}")
+    # one line per step where its bar says it all (the bar ends with the time it took)
+    _step(f"generating the demo fleet into {out_dir}")
+    with generator_progress("landing files") as progress:
+        fleet = generate_fleet(out_dir, progress=progress)
+    _step(f"loading {out_dir / 'landing'} into {db}")
     prepare_warehouse()
-    summary = load_landing(db, out_dir / "landing", progress=None)
-    click.echo(f"    {summary.total_line()}")
-    _done(started)
+    with file_progress("files", out_dir / "landing") as progress:
+        progress.summary = load_landing(db, out_dir / "landing", progress=progress).total_line()
     started = _step("building the ledger (quality gate, dbt seed + build)")
     try:
-        run_build(progress=None)
+        outcome = run_build(progress=_say)
     except (DbtError, QualityGateError) as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
@@ -323,21 +352,24 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     # built before the close, as a daily run would.
     for delivery in fleet["late_deliveries"]:
         started = _step(f"loading the delivery of {delivery['delivered_on']}")
-        summary = load_landing(db, Path(delivery["landing"]), progress=None)
-        click.echo(f"    {summary.total_line()}")
+        with file_progress("files", Path(delivery["landing"])) as progress:
+            summary = load_landing(db, Path(delivery["landing"]), progress=progress)
+            progress.summary = summary.total_line()
         try:
-            run_build(progress=None)
+            outcome = run_build(progress=_say)
         except (DbtError, QualityGateError) as exc:
             raise click.ClickException(str(exc)) from exc
         _done(started)
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)
+    # the serving copy (what the report and BI tools read) and the Dagster instance, once
+    published = after_run(db, outcome=outcome, month=month, command="kubeledger demo", echo=_say)
     from kubeledger.report import commands as report_commands
 
     report_path = out_dir / f"report-{month}.html"
     click.get_current_context().invoke(
         report_commands.report, month=month, out_path=report_path, top=25
     )
-    report_console.print_where_to_look(db, report_path, month, echo=click.echo)
+    print_where_to_look(published, report_path, click.echo)
 
 
 COMMAND_MODULES = (

@@ -22,6 +22,7 @@ import yaml
 from kubeledger.config_allocations import CLOUD_CHARGE_TABLE_COLUMNS
 from kubeledger.config_base import ConfigError, validate
 from kubeledger.config_budgets import BUDGET_TABLE_COLUMNS
+from kubeledger.config_gpu import GPU_TABLE_COLUMNS
 from kubeledger.config_models import (
     POOLS,
     KubeledgerConfig,
@@ -237,6 +238,7 @@ def _tables(model: KubeledgerConfig) -> dict[str, list[dict[str, Any]]]:
     _distribution_rows(model, tables)
     tables.update(model.cloud_charges.tables(currency))
     tables.update(model.budgets.tables(currency))
+    tables.update(model.gpu.tables())
     tables["settings"] = [_settings(model)]
     return tables
 
@@ -370,6 +372,7 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
 
 TABLE_COLUMNS.update(CLOUD_CHARGE_TABLE_COLUMNS)
 TABLE_COLUMNS.update(BUDGET_TABLE_COLUMNS)
+TABLE_COLUMNS.update(GPU_TABLE_COLUMNS)
 
 
 def write_config_tables(con: duckdb.DuckDBPyConnection, config: Config) -> None:

@@ -25,6 +25,7 @@ from kubeledger.config_base import (
     raise_problems,
     whole,
 )
+from kubeledger.config_gpu import Gpu
 from kubeledger.config_selectors import parse_selector
 
 PROVIDERS = ("aws", "gcp", "azure", "focus", "on_prem")
@@ -405,6 +406,7 @@ class KubeledgerConfig(Section):
     cloud_charges: CloudCharges = Field(default_factory=CloudCharges)
     budgets: Budgets = Field(default_factory=Budgets)
     exchange_rates: list[ExchangeRate] = Field(default_factory=list)
+    gpu: Gpu = Field(default_factory=Gpu)
 
     model_config = {
         "title": "kubeledger.yml",

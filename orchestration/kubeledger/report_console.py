@@ -186,19 +186,3 @@ def print_demo_summary(db: Path, *, month: str, as_of: str | None, echo: Echo) -
     from kubeledger.close.demo import print_demo_close
 
     print_demo_close(db, month=month, as_of=as_of, echo=echo)
-
-
-def print_where_to_look(db: Path, report: Path, month: str, echo: Echo) -> None:
-    """The demo's last lines: where the marts, the sealed bill and the report are."""
-    echo("\nWhere to look:")
-    for what, where in (
-        ("warehouse (marts.*, sealed.*)", f"duckdb {db}"),
-        (
-            "the marts",
-            "marts.fct_bill_lines_monthly, fct_owner_costs_daily, "
-            "fct_cluster_costs_daily, fct_reconciliation_daily, fct_allocation_spend_monthly, ...",
-        ),
-        ("the sealed bill", f"KUBELEDGER_DB={db} kubeledger bill --month {month}"),
-        ("the report", str(report)),
-    ):
-        echo(f"  {what:<30} {where}")

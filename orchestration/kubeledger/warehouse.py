@@ -73,9 +73,9 @@ def run_dbt(
     dbt_vars: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Any:
-    """Run one dbt command on the project in-process; raise DbtError when a node fails."""
-    from dbt.cli.main import dbtRunner
-
+    """Run one dbt command on the project in-process, with a progress bar (dbt_invoke.py);
+    raise DbtError when a node fails. `progress`, when given, also gets dbt's line per node."""
+    from kubeledger.dbt_invoke import invoke_dbt
     from kubeledger.dbt_vars import DbtVarError, check_dbt_vars
 
     try:
@@ -101,9 +101,8 @@ def run_dbt(
         if name in ("LogModelResult", "LogTestResult", "LogSeedResult", "LogNodeResult"):
             progress(event.info.msg)
 
-    runner = dbtRunner(callbacks=[_callback] if progress else [])
     try:
-        result = runner.invoke(command)
+        result = invoke_dbt(command, callbacks=[_callback] if progress else [])
     finally:
         _release_duckdb()
     if result.exception is not None:
@@ -112,7 +111,8 @@ def run_dbt(
         failures = []
         for node_result in getattr(result.result, "results", None) or []:
             if str(node_result.status) in ("error", "fail", "runtime error"):
-                failures.append(f"{node_result.node.name}: {node_result.message}")
+                name = getattr(getattr(node_result, "node", None), "name", args[0])
+                failures.append(f"{name}: {node_result.message}")
         raise DbtError(
             _busy_or(f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"]))
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tests.reference.gpus import gpu_share, node_gpu_days, pod_gpu_hours, read_seed
 from tests.reference.settings import Settings
 
 PLATFORM_ROLES = {"control-plane", "control_plane", "master", "infra"}
@@ -53,7 +54,13 @@ def node_roles(pods: pd.DataFrame, node_labels: pd.DataFrame) -> pd.Series:
 
 
 def allocate_pod_hours(
-    pods: pd.DataFrame, node_days: pd.DataFrame, settings: Settings
+    pods: pd.DataFrame,
+    node_days: pd.DataFrame,
+    settings: Settings,
+    *,
+    gpus: pd.DataFrame | None = None,
+    node_labels: pd.DataFrame | None = None,
+    config: dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Returns (pod_hours with cost columns, node_hours with their remainder).
 
@@ -96,11 +103,32 @@ def allocate_pod_hours(
         1.0 / node_hours["n_hours"],
     )
     node_hours["hour_cost"] = node_hours["node_cost"] * share
+    # GPU nodes: the GPU share of the node-hour is its GPU part; CPU and memory split the rest.
+    gpus = gpus if gpus is not None else pd.DataFrame()
+    labels = node_labels if node_labels is not None else pd.DataFrame()
+    gpu_days = node_gpu_days(labels, gpus)
+    node_hours["gpu_count"] = 0.0
+    node_hours["gpu_part"] = 0.0
+    if not gpu_days.empty:
+        seed = read_seed()
+        gpu_days = gpu_days.assign(
+            share=[
+                gpu_share(t, m, config or {}, seed)
+                for t, m in zip(gpu_days["instance_type"], gpu_days["gpu_model"], strict=True)
+            ]
+        )
+        node_hours = node_hours.drop(columns=["gpu_count", "gpu_part"]).merge(
+            gpu_days[[*day_keys, "gpu_count", "share"]], on=day_keys, how="left"
+        )
+        node_hours["gpu_count"] = node_hours["gpu_count"].fillna(0.0)
+        node_hours["gpu_part"] = node_hours["hour_cost"] * node_hours["share"].fillna(0.0)
+        node_hours = node_hours.drop(columns="share")
     node_hours = node_hours.sort_values("_nh").reset_index(drop=True)
     nh = frame["_nh"].to_numpy()
     cap_cpu = node_hours["cap_cpu"].to_numpy()[nh]
     cap_mem = node_hours["cap_mem"].to_numpy()[nh]
     hour_cost = node_hours["hour_cost"].to_numpy()[nh]
+    rest_cost = hour_cost - node_hours["gpu_part"].to_numpy()[nh]
     for resource, usage, request, capacity, weight in (
         (
             "cpu",
@@ -122,12 +150,24 @@ def allocate_pod_hours(
             usage_ratio = np.where(capacity > 0, frame[usage] / capacity, 0.0)
         claims = np.bincount(nh, weights=claim, minlength=len(node_hours))[nh]
         scale = np.where(claims > 1.0, 1.0 / np.where(claims > 0, claims, 1.0), 1.0)
-        part = hour_cost * weight
+        part = rest_cost * weight
         frame[f"{resource}_cost"] = part * claim * scale
         frame[f"{resource}_used"] = part * np.minimum(usage_ratio, claim * scale)
         frame[f"{resource}_overcommitted"] = claims > 1.0
-    frame["used_cost"] = frame["cpu_used"] + frame["memory_used"]
-    frame["compute_cost"] = frame["cpu_cost"] + frame["memory_cost"]
+    # A pod's GPU cost is its GPU-seconds' share of each GPU it held. The GPU report says how
+    # long a pod held a GPU, not how busy it kept it, so held time counts as used (SPEC §12:
+    # usage with no other request gives efficiency 1.0) and GPU time nobody held is idle.
+    held = pod_gpu_hours(gpus, node_hours)
+    pod_keys = ["cluster_id", "node", "hour", "namespace", "pod"]
+    if held.empty:
+        frame["gpu_seconds"] = 0.0
+        frame["gpu_cost"] = 0.0
+    else:
+        frame = frame.merge(held, on=pod_keys, how="left")
+        frame["gpu_seconds"] = frame["gpu_seconds"].fillna(0.0)
+        frame["gpu_cost"] = frame["gpu_cost"].fillna(0.0)
+    frame["used_cost"] = frame["cpu_used"] + frame["memory_used"] + frame["gpu_cost"]
+    frame["compute_cost"] = frame["cpu_cost"] + frame["memory_cost"] + frame["gpu_cost"]
     frame["workload_idle_cost"] = frame["compute_cost"] - frame["used_cost"]
     # Platform is decided per pod-hour: a platform namespace, or any pod on a platform node.
     lookup = {ns: settings.is_platform_namespace(ns) for ns in frame["namespace"].unique()}

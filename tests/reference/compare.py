@@ -45,6 +45,8 @@ TABLES = {
         [
             "cpu_cost",
             "memory_cost",
+            "gpu_cost",
+            "gpu_hours",
             "storage_cost",
             "network_cost",
             "used_cost",

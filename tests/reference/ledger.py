@@ -56,7 +56,14 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     rule = KeyRule.from_config(config)
     pods = usage.pods.copy()
     pods["role"] = node_roles(pods, usage.node_labels)
-    pod_hours, node_hours = allocate_pod_hours(pods, pricing.node_days, settings)
+    pod_hours, node_hours = allocate_pod_hours(
+        pods,
+        pricing.node_days,
+        settings,
+        gpus=usage.gpus,
+        node_labels=usage.node_labels,
+        config=config,
+    )
     pod_nodes = _pod_node_days(pod_hours)
 
     pod_days, namespace_days, unattributed = _pod_and_namespace_days(
@@ -69,8 +76,14 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
     owned = resolve_owners(owned, usage.namespace_labels, settings, rule)
     owns = (owned["team"] != "unallocated") | (owned["cost_center"] != "unallocated")
     owned["owner_status"] = np.where(owns.to_numpy(), "owned", "unowned").astype(object)
+    owned["gpu_cost"] = owned["gpu_cost"].fillna(0.0)
+    owned["gpu_hours"] = owned["gpu_seconds"].fillna(0.0) / 3600.0
     owned["total_cost"] = (
-        owned["cpu_cost"] + owned["memory_cost"] + owned["storage_cost"] + owned["network_cost"]
+        owned["cpu_cost"]
+        + owned["memory_cost"]
+        + owned["gpu_cost"]
+        + owned["storage_cost"]
+        + owned["network_cost"]
     )
     # Lead's ruling (3a), SPEC §5 "Direct = the used cost of user pods plus the cost of their
     # volumes and load balancers": the pod mart's used_cost is the pod's direct cost, CPU and
@@ -102,6 +115,8 @@ def build_ledger(usage: Usage, pricing, config: dict, *, as_of: dt.date) -> Ledg
 SUMS = [
     "cpu_cost",
     "memory_cost",
+    "gpu_cost",
+    "gpu_seconds",
     "cpu_used",
     "memory_used",
     "used_cost",

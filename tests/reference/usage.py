@@ -60,7 +60,22 @@ STORAGE_COLUMNS = [
 ]
 
 
+GPU_COLUMNS = [
+    "interval_start",
+    "node",
+    "namespace",
+    "pod",
+    "gpu_uuid",
+    "gpu_model_name",
+    "gpu_pod_uptime",
+    "gpu_max_slices",
+    "mig_instance_id",
+    "mig_profile",
+]
+GPU_NUMBERS = ["gpu_pod_uptime", "gpu_max_slices"]
+
 WANTED = {
+    "gpus": GPU_COLUMNS,
     "pods": POD_COLUMNS,
     "storage": STORAGE_COLUMNS,
     "node_labels": ["interval_start", "node", "node_labels"],
@@ -76,6 +91,8 @@ class Usage:
     namespace_labels: pd.DataFrame  # cluster_id, namespace, hour, namespace_labels
     owners: pd.DataFrame  # cluster_id, namespace, kind, name, owner_kind, owner_name
     lb_services: pd.DataFrame  # cluster_id, namespace, service, load_balancer_id
+    # the operator's GPU report: cluster_id, node, hour, namespace, pod, gpu_uuid, …
+    gpus: pd.DataFrame | None = None
 
 
 def parse_timestamps(values: pd.Series) -> pd.Series:
@@ -118,13 +135,15 @@ def _read_table(raw: bytes, names: list[str], wanted: list[str]) -> pa.Table:
         )
 
     try:
-        return read(lambda name: pa.float64() if name in NUMBERS else pa.string())
+        return read(
+            lambda name: pa.float64() if name in NUMBERS or name in GPU_NUMBERS else pa.string()
+        )
     except pa.ArrowInvalid:
         # A row whose numbers cannot be read is quarantined by the loader, not loaded
         # (docs/landing-and-raw.md): drop it here too.
         frame = read(lambda name: pa.string()).to_pandas()
         keep = pd.Series(True, index=frame.index)
-        for name in (n for n in include if n in NUMBERS):
+        for name in (n for n in include if n in NUMBERS or n in GPU_NUMBERS):
             text = frame[name].astype(str).str.strip()
             number = pd.to_numeric(text.where(text != ""), errors="coerce")
             keep &= (text == "") | (number.notna() & np.isfinite(number))
@@ -146,6 +165,8 @@ def _kind(header: list[str]) -> str | None:
     names = {name.strip().lower() for name in header}
     if "pod_usage_cpu_core_seconds" in names:
         return "pods"
+    if {"gpu_uuid", "gpu_pod_uptime"} <= names:
+        return "gpus"
     if "persistentvolumeclaim_capacity_bytes" in names:
         return "storage"
     if "node_labels" in names and "pod" not in names:
@@ -185,6 +206,7 @@ def read_usage(landing: Path, deliveries: list[Path] | None = None) -> Usage:
         "namespace_labels": [],
         "owners": [],
         "lb_services": [],
+        "gpus": [],
     }
     manifests: dict[Path, dict] = {}
     folders = [Path(landing), *(Path(d) for d in deliveries or [])]
@@ -252,7 +274,17 @@ def read_usage(landing: Path, deliveries: list[Path] | None = None) -> Usage:
         explicit,
     )
     namespace_labels["hour"] = parse_timestamps(namespace_labels["interval_start"]).dt.floor("h")
+    gpus = _latest_load(_concat(frames["gpus"], GPU_COLUMNS), explicit)
+    gpus["hour"] = parse_timestamps(gpus["interval_start"]).dt.floor("h")
+    for column in GPU_NUMBERS:
+        gpus[column] = pd.to_numeric(gpus[column], errors="coerce")
+    gpus = gpus.sort_values("_order").drop_duplicates(
+        ["cluster_id", "node", "hour", "namespace", "pod", "gpu_uuid", "mig_instance_id"],
+        keep="last",
+    )
+    gpus["usage_date"] = gpus["hour"].dt.date
     return Usage(
+        gpus=gpus.reset_index(drop=True),
         pods=pods.reset_index(drop=True),
         storage=storage.reset_index(drop=True),
         node_labels=node_labels,

@@ -26,6 +26,9 @@ pods as (
         cpu_used_cost,
         memory_cost,
         memory_used_cost,
+        gpu_seconds,
+        gpu_cost,
+        gpu_used_cost,
         storage_cost,
         overcommitted_hours,
         is_platform
@@ -126,6 +129,9 @@ pod_objects as (
         cpu_used_cost,
         memory_cost,
         memory_used_cost,
+        gpu_seconds,
+        gpu_cost,
+        gpu_used_cost,
         storage_cost,
         0.0 as network_cost,
         overcommitted_hours,
@@ -150,6 +156,9 @@ other_objects as (
         0.0 as cpu_used_cost,
         0.0 as memory_cost,
         0.0 as memory_used_cost,
+        0.0 as gpu_seconds,
+        0.0 as gpu_cost,
+        0.0 as gpu_used_cost,
         namespace_objects.storage_cost,
         namespace_objects.network_cost,
         0 as overcommitted_hours,
@@ -167,9 +176,11 @@ unioned as (
 final as (
     select
         *,
-        cpu_cost + memory_cost + storage_cost + network_cost as total_cost,
-        cpu_used_cost + memory_used_cost + storage_cost + network_cost as used_cost,
-        (cpu_cost - cpu_used_cost) + (memory_cost - memory_used_cost) as workload_idle_cost
+        cpu_cost + memory_cost + gpu_cost + storage_cost + network_cost as total_cost,
+        cpu_used_cost + memory_used_cost + gpu_used_cost + storage_cost + network_cost
+            as used_cost,
+        (cpu_cost - cpu_used_cost) + (memory_cost - memory_used_cost)
+        + (gpu_cost - gpu_used_cost) as workload_idle_cost
     from unioned
 )
 

@@ -15,7 +15,8 @@ node_hours as (
         pricing_basis,
         node_hour_cost,
         cpu_cost,
-        memory_cost
+        memory_cost,
+        gpu_cost
     from {{ ref('int_node_hours_priced') }}
     where {{ day_range_filter('usage_date') }}
 ),
@@ -27,6 +28,7 @@ pod_hours as (
         interval_start,
         cpu_cost,
         memory_cost,
+        gpu_cost,
         is_cpu_overcommitted,
         is_memory_overcommitted
     from {{ ref('int_pod_hours_allocated') }}
@@ -40,6 +42,7 @@ claimed as (
         interval_start,
         {{ exact_sum('cpu_cost') }} as claimed_cpu_cost,
         {{ exact_sum('memory_cost') }} as claimed_memory_cost,
+        {{ exact_sum('gpu_cost') }} as claimed_gpu_cost,
         max(case when is_cpu_overcommitted or is_memory_overcommitted then 1 else 0 end) = 1
             as is_overcommitted
     from pod_hours
@@ -56,11 +59,15 @@ final as (
         node_hours.pricing_basis,
         node_hours.node_hour_cost,
         coalesce(claimed.claimed_cpu_cost, 0) + coalesce(claimed.claimed_memory_cost, 0)
-            as claimed_cost,
+        + coalesce(claimed.claimed_gpu_cost, 0) as claimed_cost,
         -- never negative: claims are scaled to at most the node-hour's parts
         greatest(node_hours.cpu_cost - coalesce(claimed.claimed_cpu_cost, 0), 0)
         + greatest(node_hours.memory_cost - coalesce(claimed.claimed_memory_cost, 0), 0)
+        + greatest(node_hours.gpu_cost - coalesce(claimed.claimed_gpu_cost, 0), 0)
             as unclaimed_cost,
+        node_hours.gpu_cost,
+        greatest(node_hours.gpu_cost - coalesce(claimed.claimed_gpu_cost, 0), 0)
+            as unclaimed_gpu_cost,
         coalesce(claimed.is_overcommitted, false) as is_overcommitted
     from node_hours
     left join claimed

@@ -24,6 +24,9 @@ pod_hours as (
         cpu_used_cost,
         memory_cost,
         memory_used_cost,
+        gpu_seconds,
+        gpu_cost,
+        gpu_used_cost,
         is_cpu_overcommitted,
         is_memory_overcommitted,
         is_platform
@@ -98,6 +101,9 @@ daily as (
         {{ exact_sum('cpu_used_cost') }} as cpu_used_cost,
         {{ exact_sum('memory_cost') }} as memory_cost,
         {{ exact_sum('memory_used_cost') }} as memory_used_cost,
+        {{ exact_sum('gpu_seconds') }} as gpu_seconds,
+        {{ exact_sum('gpu_cost') }} as gpu_cost,
+        {{ exact_sum('gpu_used_cost') }} as gpu_used_cost,
         sum(case when is_cpu_overcommitted or is_memory_overcommitted then 1 else 0 end)
             as overcommitted_hours
     from pod_hours
@@ -131,6 +137,9 @@ final as (
         with_day_hours.cpu_used_cost,
         with_day_hours.memory_cost,
         with_day_hours.memory_used_cost,
+        with_day_hours.gpu_seconds,
+        with_day_hours.gpu_cost,
+        with_day_hours.gpu_used_cost,
         -- the platform row takes storage × platform hours / hours, the user row the rest
         case
             when with_day_hours.pod_hours = with_day_hours.pod_day_hours

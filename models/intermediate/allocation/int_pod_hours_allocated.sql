@@ -7,6 +7,9 @@
 -- hands out more than its cost. Used cost = part cost × min(usage / capacity, claim × s); the
 -- rest of the pod's cost is its workload idle. Platform is decided per pod-hour: the hour of a
 -- pod in a platform namespace, or on a control-plane / master / infra node, is platform.
+-- On a GPU node a pod-hour also carries its share of the GPU part (int_pod_gpu_hours_allocated);
+-- the GPU report has no utilization, so a pod's GPU cost is all used (GPU time held is GPU
+-- time used) and GPU time nobody held is idle.
 with
 
 pod_usage as (
@@ -37,6 +40,20 @@ node_hours as (
         memory_cost,
         is_platform_node
     from {{ ref('int_node_hours_priced') }}
+    where {{ day_range_filter('usage_date') }}
+),
+
+pod_gpu_hours as (
+    select
+        cluster_id,
+        node,
+        interval_start,
+        namespace,
+        pod,
+        gpu_seconds,
+        gpu_cost,
+        is_gpu_overcommitted
+    from {{ ref('int_pod_gpu_hours_allocated') }}
     where {{ day_range_filter('usage_date') }}
 ),
 
@@ -108,6 +125,10 @@ final as (
             * least(factors.memory_usage_share, factors.memory_claim * factors.memory_scale),
             0
         ) as memory_used_cost,
+        coalesce(pod_gpu_hours.gpu_seconds, 0) as gpu_seconds,
+        coalesce(pod_gpu_hours.gpu_cost, 0) as gpu_cost,
+        coalesce(pod_gpu_hours.gpu_cost, 0) as gpu_used_cost,
+        coalesce(pod_gpu_hours.is_gpu_overcommitted, false) as is_gpu_overcommitted,
         factors.cpu_claims_total > 1 as is_cpu_overcommitted,
         factors.memory_claims_total > 1 as is_memory_overcommitted,
         coalesce(node_hours.is_platform_node, false) as is_on_platform_node,
@@ -120,6 +141,13 @@ final as (
             factors.cluster_id = node_hours.cluster_id
             and factors.node = node_hours.node
             and factors.interval_start = node_hours.interval_start
+    left join pod_gpu_hours
+        on
+            factors.cluster_id = pod_gpu_hours.cluster_id
+            and factors.node = pod_gpu_hours.node
+            and factors.interval_start = pod_gpu_hours.interval_start
+            and factors.namespace = pod_gpu_hours.namespace
+            and factors.pod = pod_gpu_hours.pod
     left join namespace_classes on factors.namespace = namespace_classes.namespace
 )
 

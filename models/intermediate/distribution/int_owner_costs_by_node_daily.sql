@@ -20,6 +20,8 @@ objects as (
         cpu_used_cost,
         memory_cost,
         memory_used_cost,
+        gpu_cost,
+        gpu_used_cost,
         storage_cost,
         network_cost
     from {{ ref('int_cost_objects_daily') }}
@@ -72,8 +74,9 @@ by_family as (
         application,
         owner_status,
         is_platform,
-        cpu_used_cost + memory_used_cost as used_cost,
-        (cpu_cost - cpu_used_cost) + (memory_cost - memory_used_cost) as idle_cost,
+        cpu_used_cost + memory_used_cost + gpu_used_cost as used_cost,
+        (cpu_cost - cpu_used_cost) + (memory_cost - memory_used_cost)
+        + (gpu_cost - gpu_used_cost) as idle_cost,
         cpu_cost,
         memory_cost,
         0.0 as storage_cost,

@@ -1,7 +1,10 @@
 -- One row per cluster, day and rollup (workload, namespace, team, cluster): CPU, memory and
 -- total efficiency (SPEC §12). A pod's efficiency on a resource = usage / request (1.0 with
 -- usage and no request; 0 with neither); every rollup is weighted by cost:
--- Σ(efficiency × cost) / Σ cost. Waste is the cost of requested capacity not used.
+-- Σ(efficiency × cost) / Σ cost. Waste is the cost of requested capacity not used. GPU: the
+-- operator's GPU report gives the time a pod held a GPU (its request) and no utilization, so
+-- held time counts as used: a pod's GPU efficiency is 1.0 when it held a GPU, and GPU time no
+-- pod held is infrastructure idle, not waste.
 with
 
 pods as (
@@ -18,6 +21,8 @@ pods as (
         memory_request_gib_hours,
         cpu_cost,
         memory_cost,
+        coalesce(gpu_hours, 0) as gpu_hours,
+        coalesce(gpu_cost, 0) as gpu_cost,
         workload_idle_cost
     from {{ ref('fct_pod_costs_daily') }}
 ),
@@ -35,7 +40,8 @@ pod_efficiency as (
                 then memory_usage_gib_hours / memory_request_gib_hours
             when memory_usage_gib_hours > 0 then 1.0
             else 0.0
-        end as memory_efficiency
+        end as memory_efficiency,
+        case when gpu_hours > 0 then 1.0 else 0.0 end as gpu_efficiency
     from pods
 ),
 
@@ -55,6 +61,8 @@ rollups as (
             sum(memory_cost) as memory_cost,
             sum(cpu_efficiency * cpu_cost) as weighted_cpu_efficiency,
             sum(memory_efficiency * memory_cost) as weighted_memory_efficiency,
+            sum(gpu_cost) as gpu_cost,
+            sum(gpu_efficiency * gpu_cost) as weighted_gpu_efficiency,
             sum(workload_idle_cost) as waste_cost
         from pod_efficiency
         group by cluster_id, usage_date, {{ key }}
@@ -70,11 +78,14 @@ final as (
         rollup_key,
         {{ safe_divide('weighted_cpu_efficiency', 'cpu_cost') }} as cpu_efficiency,
         {{ safe_divide('weighted_memory_efficiency', 'memory_cost') }} as memory_efficiency,
-        {{ safe_divide('weighted_cpu_efficiency + weighted_memory_efficiency',
-                       'cpu_cost + memory_cost') }} as total_efficiency,
+        {{ safe_divide('weighted_gpu_efficiency', 'gpu_cost') }} as gpu_efficiency,
+        {{ safe_divide('weighted_cpu_efficiency + weighted_memory_efficiency'
+                       ' + weighted_gpu_efficiency',
+                       'cpu_cost + memory_cost + gpu_cost') }} as total_efficiency,
         cpu_cost,
         memory_cost,
-        cpu_cost + memory_cost as compute_cost,
+        gpu_cost,
+        cpu_cost + memory_cost + gpu_cost as compute_cost,
         waste_cost
     from rollups
 )

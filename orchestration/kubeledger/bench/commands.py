@@ -37,6 +37,14 @@ from kubeledger.bench.runner import BenchConfig, BenchError, run_bench
     help="Where the fleets' landing files and warehouses go (default: OUT/work).",
 )
 @click.option("--keep", is_flag=True, help="Keep each fleet's landing files and warehouse.")
+@click.option(
+    "--spark-nodes",
+    type=int,
+    multiple=True,
+    default=(100,),
+    show_default=True,
+    help="Fleet sizes also run on a Spark cluster through its Thrift Server (0: none).",
+)
 def bench(
     nodes: tuple[int, ...],
     days: int,
@@ -45,6 +53,7 @@ def bench(
     out_dir: Path,
     work_dir: Path | None,
     keep: bool,
+    spark_nodes: tuple[int, ...],
 ) -> None:
     """Generate, load, build, close and re-run a day of fleets of NODES nodes; time each stage
     against a one-query baseline and write OUT/results.md and OUT/results.json."""
@@ -56,6 +65,7 @@ def bench(
         out_dir=out_dir,
         work_dir=work_dir,
         keep=keep,
+        spark_nodes=list(spark_nodes),
     )
     try:
         run_bench(config, say=click.echo)

@@ -25,6 +25,10 @@ from kubeledger.bench.report import dbt_timings, write_report
 from kubeledger.bench.stages import StageSpec, write_spec
 
 PIPELINE = ("generate", "load", "build", "close", "incremental")
+# The same stages on a Spark cluster through its Thrift Server (a cluster of the benchmark's
+# own, started before and stopped after them, on ports apart from `make spark-up`'s).
+SPARK_PIPELINE = ("spark_load", "spark_build", "spark_close", "spark_incremental")
+SPARK_MASTER_PORT, SPARK_THRIFT_PORT = 7179, 10013
 
 
 class BenchError(RuntimeError):
@@ -40,9 +44,12 @@ class BenchConfig:
     out_dir: Path = Path("bench-out")
     work_dir: Path | None = None  # default: out_dir/work
     keep: bool = False  # keep each fleet's landing files and warehouse
+    spark_nodes: list[int] = field(default_factory=lambda: [100])  # fleets also run on Spark
 
 
-def _run_stage(stage: str, spec: StageSpec, logs: Path) -> dict[str, Any]:
+def _run_stage(
+    stage: str, spec: StageSpec, logs: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     work = Path(spec.work_dir)
     spec_path = work / "spec.json"
     result_path = work / f"result-{stage}.json"
@@ -53,7 +60,7 @@ def _run_stage(stage: str, spec: StageSpec, logs: Path) -> dict[str, Any]:
     command.append(str(result_path))
     started = time.perf_counter()
     with log_path.open("w") as log:
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -119,12 +126,14 @@ def run_fleet(
             f"peak {facts['peak_rss_bytes'] / 2**20:,.0f} MiB, {facts['rows']:,} rows"
         )
         stages.append(facts)
+    if nodes in config.spark_nodes:
+        stages += _run_spark(spec, work, logs, say)
     timings = {
         name: dbt_timings(work / f"run_results-{name}.json")
-        for name in ("build", "close", "incremental")
+        for name in ("build", "close", "incremental", "spark_build")
         if (work / f"run_results-{name}.json").exists()
     }
-    for name in ("build", "close", "incremental"):
+    for name in ("build", "close", "incremental", "spark_build"):
         source = work / f"run_results-{name}.json"
         if source.exists():
             shutil.copy(source, logs / source.name)
@@ -140,6 +149,34 @@ def run_fleet(
     if not config.keep:
         shutil.rmtree(work)
     return result
+
+
+def _run_spark(
+    spec: StageSpec, work: Path, logs: Path, say: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """The Spark stages on a cluster started for them (and stopped, whatever happens)."""
+    from kubeledger.spark.cluster import ClusterSettings, start_cluster, stop_cluster
+
+    settings = ClusterSettings(
+        root=work / "spark", master_port=SPARK_MASTER_PORT, thrift_port=SPARK_THRIFT_PORT
+    )
+    env = {
+        **os.environ,
+        "KUBELEDGER_SPARK_CLUSTER_DIR": str(settings.root),
+        "KUBELEDGER_SPARK_THRIFT_PORT": str(settings.thrift_port),
+    }
+    stages = []
+    say(f"    {spec.nodes} nodes: starting a Spark cluster …")
+    try:
+        start_cluster(settings)
+        for stage in SPARK_PIPELINE:
+            say(f"    {spec.nodes} nodes: {stage} …")
+            facts = _run_stage(stage, spec, logs, env)
+            say(f"    {spec.nodes} nodes: {stage} {facts['wall_seconds']:.1f}s")
+            stages.append(facts)
+    finally:
+        stop_cluster(settings)
+    return stages
 
 
 def run_bench(config: BenchConfig, say: Callable[[str], None] = print) -> dict[str, Any]:

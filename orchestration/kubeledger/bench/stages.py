@@ -234,7 +234,64 @@ def baseline(spec: StageSpec) -> dict[str, Any]:
     }
 
 
+def _spark_environment(spec: StageSpec) -> None:
+    """The Spark stages run the `kubeledger` commands with KUBELEDGER_TARGET=spark_thrift on
+    the cluster the runner started (its folder and port come from the runner's environment)."""
+    os.environ["KUBELEDGER_TARGET"] = "spark_thrift"
+    os.environ["KUBELEDGER_AS_OF"] = CLOSE_AS_OF.isoformat()
+
+
+def spark_load(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.spark import load_to_spark
+
+    _spark_environment(spec)
+    summary = load_to_spark(spec.landing, config=spec.config)
+    return {"rows": summary.rows_loaded, "rows_what": "raw rows loaded (Parquet by day)"}
+
+
+def spark_build(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.spark import build_on_spark
+
+    _spark_environment(spec)
+    build_on_spark(config=spec.config, dbt_vars={"as_of": CLOSE_AS_OF.isoformat()})
+    _keep_run_results(spec, "spark_build")
+    return {"rows": 0, "rows_what": "(dbt build on Spark: seeds, models, data tests)"}
+
+
+def spark_close(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.spark.close import close_month_on_spark
+
+    _spark_environment(spec)
+    steps: dict[str, float] = {}
+    result = _timed(steps, "close + seal", lambda: close_month_on_spark(CLOSE_MONTH, CLOSE_AS_OF))
+    bill = result.bill
+    return {
+        "rows": bill.line_count,
+        "rows_what": f"bill lines sealed on Spark ({CLOSE_MONTH}, as of {CLOSE_AS_OF})",
+        "steps": steps,
+        "target_cost": str(bill.target_cost),
+        "billed_cost": str(bill.billed_cost),
+    }
+
+
+def spark_incremental(spec: StageSpec) -> dict[str, Any]:
+    from kubeledger.spark import build_on_spark
+
+    _spark_environment(spec)
+    day = spec.incremental_day.isoformat()
+    build_on_spark(
+        config=spec.config,
+        select=INCREMENTAL_SELECTOR,
+        dbt_vars={"start_date": day, "end_date": day, "as_of": CLOSE_AS_OF.isoformat()},
+    )
+    return {"rows": 0, "rows_what": f"(the incremental models for {day} on Spark)"}
+
+
 STAGES: dict[str, Callable[[StageSpec], dict[str, Any]]] = {
+    "spark_load": spark_load,
+    "spark_build": spark_build,
+    "spark_close": spark_close,
+    "spark_incremental": spark_incremental,
     "generate": generate,
     "load": load,
     "build": build,

@@ -280,7 +280,7 @@ def build_close_models(
     progress: Callable[[str], None] | None = None,
 ) -> None:
     """Build (and test) the close models for one month with dbt, in-process."""
-    from dbt.cli.main import dbtRunner
+    from kubeledger.dbt_invoke import invoke_dbt
 
     project = project or DbtProject()
     first, last = month_bounds(month)
@@ -321,7 +321,7 @@ def build_close_models(
 
     with _env(KUBELEDGER_DB=str(db_path)):
         try:
-            result = dbtRunner(callbacks=[_callback]).invoke(args)
+            result = invoke_dbt(args, callbacks=[_callback], label=f"dbt build close {month}")
         finally:
             release_dbt_connection()
     if result.exception is not None:
@@ -343,7 +343,7 @@ def build_close_models(
 
 def _invoke_dbt(db_path: Path | str, project: DbtProject, args: list[str], *, what: str) -> None:
     """One in-process dbt command on `project`; raise CloseError naming `what` on failure."""
-    from dbt.cli.main import dbtRunner
+    from kubeledger.dbt_invoke import invoke_dbt
 
     command = [
         *args,
@@ -358,7 +358,7 @@ def _invoke_dbt(db_path: Path | str, project: DbtProject, args: list[str], *, wh
         command += ["--log-path", str(project.log_path)]
     with _env(KUBELEDGER_DB=str(db_path)):
         try:
-            result = dbtRunner().invoke(command)
+            result = invoke_dbt(command)
         finally:
             release_dbt_connection()
     if result.exception is not None:

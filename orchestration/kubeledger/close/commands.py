@@ -92,12 +92,20 @@ def _echo_rows(rows: list[dict], *, err: bool = False) -> None:
 @as_of_option
 def close(month: str, as_of: dt.date | None) -> None:
     """Close a month: check grace window, completeness and bounds, then seal its bill."""
+    from kubeledger.spark import on_spark
+
     db = warehouse_path()
     as_of = as_of or dt.datetime.now(dt.UTC).date()
-    click.secho(f"==> closing {month} as of {as_of} in {db}", bold=True)
-    _prepare_config()
     try:
-        result = close_month(db, month, as_of, progress=None)
+        if on_spark():  # the close models built, sealed and published on Spark
+            from kubeledger.spark.close import close_month_on_spark
+
+            click.secho(f"==> closing {month} as of {as_of} on Spark", bold=True)
+            result = close_month_on_spark(month, as_of)
+        else:
+            click.secho(f"==> closing {month} as of {as_of} in {db}", bold=True)
+            _prepare_config()
+            result = close_month(db, month, as_of, progress=None)
     except CloseError as exc:
         click.secho(f"refused: {exc}", fg="red", err=True)
         _echo_rows(exc.rows, err=True)
@@ -117,6 +125,9 @@ def close(month: str, as_of: dt.date | None) -> None:
             else ""
         )
     )
+    from kubeledger.publish import after_run
+
+    after_run(db, month=month, command="kubeledger close", echo=click.echo)
 
 
 @click.command("bill")
@@ -232,9 +243,16 @@ def correct(month: str, as_of: dt.date | None) -> None:
     as_of = as_of or dt.datetime.now(dt.UTC).date()
     first, _last = month_bounds(month)
     click.secho(f"==> recomputing sealed {month} ({first:%B %Y}) as of {as_of}", bold=True)
-    _prepare_config()
+    from kubeledger.spark import on_spark
+
     try:
-        result = correct_month(db, month, as_of)
+        if on_spark():
+            from kubeledger.spark.close import correct_month_on_spark
+
+            result = correct_month_on_spark(month, as_of)
+        else:
+            _prepare_config()
+            result = correct_month(db, month, as_of)
     except CloseError as exc:
         click.secho(f"refused: {exc}", fg="red", err=True)
         _echo_rows(exc.rows, err=True)
@@ -263,17 +281,29 @@ def correct(month: str, as_of: dt.date | None) -> None:
 def verify(month: str | None) -> None:
     """Recompute every seal's hash from the warehouse and its copy; non-zero on any difference."""
     from kubeledger.close.verify import verify_seals
+    from kubeledger.spark import on_spark
 
-    with _open_warehouse() as con:
-        report = verify_seals(con, month)
+    if on_spark():  # the Spark store's rows, read through the Thrift Server, and its copies
+        from kubeledger.spark.close import verify_on_spark
+
+        report = verify_on_spark(month)
+    else:
+        with _open_warehouse() as con:
+            report = verify_seals(con, month)
     for note in report.notes:
         click.echo(f"    note: {note}")
     if not report.ok:
         for problem in report.problems:
             click.secho(f"DIFFERS {problem}", fg="red", err=True)
+        if on_spark():
+            from kubeledger.spark import SparkWarehouse
+
+            copies = SparkWarehouse.from_env().copies_dir
+        else:
+            copies = f"{warehouse_path()}.seals"
         click.secho(
             f"verify failed: {len(report.problems)} difference(s); the sealed copies under "
-            f"{warehouse_path()}.seals are the evidence of what was sealed",
+            f"{copies} are the evidence of what was sealed",
             fg="red",
             err=True,
         )

@@ -42,11 +42,13 @@ def seal_correction(
     as_of: dt.date,
     ledger_version: str = LEDGER_VERSION,
     sealed_at: dt.datetime | None = None,
+    publish: digest.Publisher | None = None,
 ) -> CorrectionBill | None:
     """Seal the delta between the month recomputed now and its bill as sealed and corrected.
 
     Returns None (and writes nothing) when no line changed. The recomputed month must balance
-    and have no blocked slice, like a close.
+    and have no blocked slice, like a close. `publish` is called with the pending copy just
+    before the commit, as in store.seal_month.
     """
     sealed_at = sealed_at or utc_now()
     bill = sealed_bill(con, month)
@@ -232,6 +234,8 @@ def seal_correction(
             month=month,
             sealed_at=sealed_at,
         )
+        if publish is not None:
+            publish(con, copy)
         con.execute("commit")
     except BaseException:
         rollback_quietly(con)

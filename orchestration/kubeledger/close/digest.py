@@ -22,12 +22,15 @@ same artifact; a pending copy whose seal did commit is finalized by the next `ve
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 import functools
 import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,8 +192,27 @@ def warehouse_file(con: duckdb.DuckDBPyConnection) -> Path:
     return Path(path).resolve()
 
 
+# Where the copies live when the warehouse is not this DuckDB connection's file: the Spark
+# close seals in an in-memory working copy of the Spark store (kubeledger/spark/close.py).
+_COPY_ROOT: contextvars.ContextVar[Path | None] = contextvars.ContextVar("copy_root", default=None)
+
+
+@contextmanager
+def copies_at(root: Path) -> Iterator[None]:
+    """Within this block, the copies of every seal live under `root` (not beside a file)."""
+    token = _COPY_ROOT.set(Path(root).resolve())
+    try:
+        yield
+    finally:
+        _COPY_ROOT.reset(token)
+
+
 def copy_root(con: duckdb.DuckDBPyConnection) -> Path:
-    """`<warehouse folder>/<warehouse file name>.seals`: where the copies of its seals live."""
+    """`<warehouse folder>/<warehouse file name>.seals`: where the copies of its seals live
+    (or the folder `copies_at` set)."""
+    override = _COPY_ROOT.get()
+    if override is not None:
+        return override
     db = warehouse_file(con)
     return db.parent / f"{db.name}{COPY_SUFFIX}"
 
@@ -205,6 +227,12 @@ class PendingCopy:
 
     folder: Path
     manifest: dict
+
+
+# Called with the seal's connection and its pending copy after the copy is written and before
+# the seal commits: the Spark close writes the artifact's tables to Spark there, so a failure
+# on Spark rolls the seal back (store.seal_month, corrections.seal_correction).
+Publisher = Callable[[duckdb.DuckDBPyConnection, PendingCopy], None]
 
 
 def write_copy(

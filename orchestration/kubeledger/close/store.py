@@ -41,12 +41,15 @@ def seal_month(
     as_of: dt.date,
     ledger_version: str = LEDGER_VERSION,
     sealed_at: dt.datetime | None = None,
+    publish: digest.Publisher | None = None,
 ) -> SealedBill:
     """Seal one month from `sources` in one transaction; refuse if it is sealed already.
 
     Raises UnbalancedBillError (nothing written) when a cluster's lines do not sum to its
     target, SealError when a slice is still blocked or the month has nothing to bill, and
-    AlreadySealedError when the database refuses the second bill of a month.
+    AlreadySealedError when the database refuses the second bill of a month. `publish` is
+    called with the pending copy just before the commit (the Spark close writes the bill's
+    tables to Spark there; if it raises, nothing is sealed).
     """
     sealed_at = sealed_at or utc_now()
     ensure_sealed_schema(con)
@@ -122,6 +125,8 @@ def seal_month(
         copy = digest.write_copy(
             con, kind="bill", artifact_id=bill_id, bill_id=bill_id, month=month, sealed_at=sealed_at
         )
+        if publish is not None:
+            publish(con, copy)
         con.execute("commit")
     except BaseException:
         rollback_quietly(con)

@@ -6,7 +6,7 @@ refuses (this asset then fails with the reason, so the run reports the month blo
 close schedule tries again the next day); from the deadline on it seals the blocked clusters on
 their estimate, `partial`. A month sealed before is reported, never rewritten. A sealed month
 (just sealed or sealed before) that fails `kubeledger verify` fails the asset, naming what
-differs.
+differs. A newly sealed month is published to the serving copy (kubeledger/serving.py).
 """
 
 import datetime as dt
@@ -184,6 +184,10 @@ def monthly_close(
             f"sealed {month} as {bill.bill_id}: status {bill.bill_status}, "
             f"{bill.line_count} lines, {bill.billed_cost} billed"
         )
+    if sealed:
+        from kubeledger.serving import publish
+
+        context.log.info(publish(warehouse.db()).line())
     return MaterializeResult(
         metadata={
             "as_of": MetadataValue.text(as_of.isoformat()),

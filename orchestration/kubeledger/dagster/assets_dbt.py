@@ -7,7 +7,8 @@ dbt data tests arrive as asset checks (unit tests are for `make test`, not for e
 Before dbt runs, the run is checked against the 92-day limit and logged in `ops.rerun_log`
 (see rerun_log.py), and every day whose billing lines changed since it was allocated is added
 to the run (var `reallocate_days`, SPEC §9, kubeledger/reallocation.py); after it, the
-fingerprints of the days allocated are stored.
+fingerprints of the days allocated are stored, and the serving copy is published
+(kubeledger/serving.py).
 
 Every raw and config source maps to the landing asset, so the models sit downstream of it
 (and of its blocking expectation checks).
@@ -33,6 +34,7 @@ from kubeledger.dagster.resources import WAREHOUSE_POOL, WAREHOUSE_RETRY, Wareho
 from kubeledger.dagster.run_scope import scope_of
 from kubeledger.dbt_vars import check_dbt_vars
 from kubeledger.reallocation import check_changed_days, record_allocation
+from kubeledger.serving import publish
 
 # Sources written by the landing asset (the loader, the config tables, the ops tables).
 LANDED_SCHEMAS = ("raw", "config", "ops")
@@ -116,6 +118,8 @@ def ledger_models(
                     last_day=scope.last_day,
                     extra_days=changed.days,
                 )
+        # readers (BI tools, the report) see the new marts only now, all at once
+        context.log.info(publish(warehouse.db()).line())
         succeeded = True
     finally:
         with warehouse.connect() as con:

@@ -14,8 +14,9 @@ from kubeledger.generate.fleet import AWS_REGION
 EXPORT_NAME = "acme-cur2"
 EDP_SHARE = 0.03  # enterprise discount: net = 0.97 x gross on every row
 NET = 0.97
-ON_DEMAND = {"m5.large": 0.096, "m5.xlarge": 0.192}
-RESERVED = {"m5.large": 0.0605, "m5.xlarge": 0.121}
+# us-east-1 on-demand and 1-year no-upfront reserved hourly rates
+ON_DEMAND = {"m5.large": 0.096, "m5.xlarge": 0.192, "g5.12xlarge": 5.672, "p4d.24xlarge": 32.7726}
+RESERVED = {"m5.large": 0.0605, "m5.xlarge": 0.121, "g5.12xlarge": 3.573, "p4d.24xlarge": 19.22}
 SAVINGS_PLAN_SHARE = 0.72  # savings-plan rate / on-demand rate
 EBS_GP3_GB_MONTH = 0.08
 NLB_HOUR = 0.0225

@@ -115,6 +115,10 @@ class Pool:
     cores: int
     mem_gib: int
     weight: int = 1  # pods placed on it relative to the cluster's other workers
+    gpus: int = 0  # NVIDIA GPUs per node (a tainted GPU pool: only GPU workloads run on it)
+    gpu_model: str = ""
+    gpu_mib: int = 0
+    mig: bool = False  # its GPUs are split by MIG (strategy mixed)
 
 
 POOLS: dict[str, tuple[Pool | None, list[Pool]]] = {
@@ -155,6 +159,31 @@ POOLS: dict[str, tuple[Pool | None, list[Pool]]] = {
         ],
     ),
 }
+
+
+# The GPU node pools of the messy fleet's EKS clusters (Messiness.gpu_pools): whole GPUs and a
+# time-shared one on a g5.12xlarge, MIG slices on a p4d.24xlarge. Their slots come after every
+# other slot, so no other node changes; they come on top of the fleet's `nodes`, so the quick
+# fleets (an EKS cluster under GPU_POOL_MIN_NODES nodes, or under GPU_POOL_MIN_DAYS days) have
+# none.
+GPU_POOL_MIN_NODES = 3
+GPU_POOL_MIN_DAYS = 7
+GPU_POOLS: tuple[Pool, ...] = (
+    Pool("ng-gpu", "worker", "on_demand", "g5.12xlarge", 48, 192, 1, 4, "NVIDIA A10G", 23028),
+    Pool(
+        "ng-mig",
+        "worker",
+        "on_demand",
+        "p4d.24xlarge",
+        96,
+        1152,
+        1,
+        8,
+        "NVIDIA A100-SXM4-40GB",
+        40960,
+        mig=True,
+    ),
+)
 
 
 @dataclass
@@ -306,6 +335,7 @@ def build_fleet(
     for cluster, count in zip(fleet.clusters, counts, strict=True):
         fleet.instances.extend(_cluster_instances(fleet, cluster, count, used))
     fleet.irregular.autoscaled = [i.node for i in fleet.instances if i.autoscaled]
+    fleet.irregular.gpu_nodes = [i.node for i in fleet.instances if i.pool.gpus]
     silent = fleet.irregular.silent_node
     if silent:
         # the first worker of the cluster that ran the whole day
@@ -384,6 +414,15 @@ def _cluster_instances(
             pending.append((gen, slot, pool, life, False))
     for offset, (pool, life) in enumerate(_autoscaled(params, plan, cluster, pools)):
         pending.append((0, len(pools) + offset, pool, life, True))
+    if (
+        params.messiness.gpu_pools
+        and cluster.kind == "eks"
+        and count >= GPU_POOL_MIN_NODES
+        and params.days >= GPU_POOL_MIN_DAYS
+    ):
+        first_gpu_slot = len(pools) + sum(1 for item in pending if item[4])
+        for offset, pool in enumerate(GPU_POOLS):
+            pending.append((0, first_gpu_slot + offset, pool, (0, params.hours, HOUR, HOUR), False))
     # Scale sets number instances in creation order: the originals, then replacements.
     pending.sort(key=lambda item: (item[4], item[0], item[1]))
     for gen, slot, pool, life, autoscaled in pending:
@@ -567,6 +606,13 @@ def _node_labels(cluster: Cluster, instance: Instance) -> dict[str, str]:
     }
     if pool.role == "control-plane":
         labels["node-role.kubernetes.io/control-plane"] = ""
+    if pool.gpus:
+        # what NVIDIA's GPU feature discovery labels a GPU node with
+        labels["nvidia.com/gpu.present"] = "true"
+        labels["nvidia.com/gpu.count"] = str(pool.gpus)
+        labels["nvidia.com/gpu.product"] = pool.gpu_model.replace(" ", "-")
+        if pool.mig:
+            labels["nvidia.com/mig.strategy"] = "mixed"
     if cluster.kind == "eks":
         labels["beta.kubernetes.io/instance-type"] = pool.instance_type
         labels["topology.kubernetes.io/region"] = AWS_REGION

@@ -22,6 +22,7 @@ class Irregularities:
     shared_load_balancer: str | None = None  # the AKS cluster whose Services share its LB
     restated_month: dt.date | None = None  # first day of the AWS month re-exported
     autoscaled: list[str] = field(default_factory=list)  # node names
+    gpu_nodes: list[str] = field(default_factory=list)  # the GPU pools' nodes
 
     def silent_days(self, cluster_id: str) -> set[int]:
         """Days with no agent reports at all for the cluster."""
@@ -42,6 +43,7 @@ class Irregularities:
             "shared_load_balancer": self.shared_load_balancer,
             "restated_month": self.restated_month and self.restated_month.isoformat(),
             "autoscaled_nodes": list(self.autoscaled),
+            "gpu_nodes": list(self.gpu_nodes),
         }
 
 

@@ -38,6 +38,9 @@ class Messiness:
     memory_bursts: bool = True
     # A namespace mapping on a namespace whose pods carry their own team labels.
     namespace_mapping_under_labels: bool = True
+    # EKS GPU node pools: whole GPUs and a time-shared one on one node, MIG slices on another,
+    # with the operator's GPU report.
+    gpu_pools: bool = True
 
     @classmethod
     def all(cls) -> Messiness:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubeledger.generate.catalog import NAMESPACE_LABELS, Template, namespaces_for, templates_for
 from kubeledger.generate.fleet import (
@@ -19,12 +19,14 @@ from kubeledger.generate.fleet import (
     Fleet,
     Instance,
 )
+from kubeledger.generate.gpus import gpu_placements, gpu_uuid
 from kubeledger.generate.ids import K8S_ALPHABET, label_string
 
 MIB = 1024**2
 REQUESTED_SHARE = 0.6  # workers' capacity requested by long-running pods
 LONG_RUNNING = ("Deployment", "StatefulSet", "Pod")
 MAX_REPLICAS = 25  # past this a scaled template is split into numbered copies
+GPU_UID_BASE = 10**12  # GPU pods' uids: a range of their own, so no other pod's hashes move
 
 
 @dataclass
@@ -64,6 +66,8 @@ class ClusterPods:
     lb_services: list[dict]
     omitted_owner_pods: list[str]
     bare_pods: list[str]
+    gpu_segments: list[dict] = field(default_factory=list)  # pods of the GPU pools
+    gpu_assignments: list[dict] = field(default_factory=list)  # their GPUs, per segment
 
 
 def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> ClusterPods:
@@ -73,8 +77,12 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
     slots = fleet.slots(cid)
     autoscaled = fleet.autoscaled_slots(cid)
     workers = [
-        slot for slot, pool in slots.items() if pool.role == "worker" and slot not in autoscaled
+        slot
+        for slot, pool in slots.items()
+        if pool.role == "worker" and slot not in autoscaled and not pool.gpus
     ]
+    # GPU pools are tainted: only GPU workloads (and the NVIDIA device plugin) run there
+    ungpu = sorted(slot for slot, pool in slots.items() if not pool.gpus)
     control_planes = [slot for slot, pool in slots.items() if pool.role == "control-plane"]
     # Round-robin seats: a slot appears once per unit of weight, interleaved.
     max_weight = max(slots[s].weight for s in workers)
@@ -87,7 +95,7 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
     for workload in workloads:
         template = workload.template
         if workload.kind == "DaemonSet":
-            intents += [Intent(workload, slot, 0, slot, 0, hours) for slot in sorted(slots)]
+            intents += [Intent(workload, slot, 0, slot, 0, hours) for slot in ungpu]
         elif workload.kind == "Static":
             intents += [Intent(workload, slot, 0, slot, 0, hours) for slot in control_planes]
         elif workload.kind == "CronJob":
@@ -121,12 +129,29 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
                     intents.append(Intent(workload, replica, 0, slot, 0, rollout))
                     intents.append(Intent(workload, replica, 1, slot, rollout, hours))
     intents += _scaled_out(fleet, cluster, workloads, autoscaled)
+    gpu_of: dict[int, tuple[int, str, str]] = {}
+    for slot, template, replica, gpu in gpu_placements(slots):
+        mem = (template.abs_mem_mib or 0) * MIB
+        workload = Workload(
+            len(workloads) + len(gpu_of),
+            cid,
+            template,
+            template.name,
+            1,
+            template.abs_cpu or 0,
+            mem,
+        )
+        intent = Intent(workload, replica, 0, slot, 0, hours)
+        intents.append(intent)
+        gpu_of[id(intent)] = gpu
 
     by_slot: dict[int, list[Instance]] = {}
     for instance in instances:
         by_slot.setdefault(instance.slot, []).append(instance)
 
     segments: list[dict] = []
+    gpu_segments: list[dict] = []
+    gpu_assignments: list[dict] = []
     owners: dict[tuple[str, str, str], dict] = {}
     omitted: set[str] = set()
     bare: set[str] = set()
@@ -139,9 +164,16 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
             if workload_is_bare(intent.workload.template) and instance.gen > 0:
                 continue  # a bare pod dies with its node; nothing recreates it
             pod, labels, pod_owners = _pod_identity(fleet, cluster, intent, instance)
-            segments.append(
-                _segment(first_uid + len(segments), intent, instance, pod, labels, start, end)
-            )
+            if id(intent) in gpu_of:
+                uid = GPU_UID_BASE * (cluster.index + 1) + len(gpu_segments)
+                gpu_segments.append(_segment(uid, intent, instance, pod, labels, start, end))
+                gpu_assignments += _gpu_assignment(
+                    fleet, cid, uid, instance, pod, gpu_of[id(intent)]
+                )
+            else:
+                segments.append(
+                    _segment(first_uid + len(segments), intent, instance, pod, labels, start, end)
+                )
             template = intent.workload.template
             if template.omit_owner and intent.run == 0:
                 # kube-state-metrics no longer knew the first ReplicaSet's pods
@@ -178,7 +210,33 @@ def build_cluster_pods(fleet: Fleet, cluster: Cluster, first_uid: int) -> Cluste
         lb_services=lb_services(fleet, cluster),
         omitted_owner_pods=sorted(omitted),
         bare_pods=sorted(bare),
+        gpu_segments=gpu_segments,
+        gpu_assignments=gpu_assignments,
     )
+
+
+def _gpu_assignment(
+    fleet: Fleet, cid: str, uid: int, instance: Instance, pod: str, gpu: tuple[int, str, str]
+) -> list[dict]:
+    """The GPU (or MIG instance) a GPU pod's segment holds; none for the device plugin."""
+    index, mig_instance, profile = gpu
+    if index < 0:
+        return []
+    pool = instance.pool
+    return [
+        {
+            "cluster_id": cid,
+            "pod_uid": uid,
+            "pod": pod,
+            "gpu_uuid": gpu_uuid(fleet, instance.node, index),
+            "gpu_model_name": pool.gpu_model,
+            "gpu_memory_capacity_mib": pool.gpu_mib,
+            "gpu_max_slices": "7" if pool.mig else "",
+            "mig_instance_id": mig_instance,
+            "mig_profile": profile,
+            "mig_strategy": "mixed" if pool.mig else "",
+        }
+    ]
 
 
 def _scaled_out(

@@ -108,6 +108,21 @@ OWNERS = pa.schema(
     ]
 )
 
+GPU_ASSIGNMENTS = pa.schema(
+    [
+        ("cluster_id", pa.string()),
+        ("pod_uid", pa.int64()),
+        ("pod", pa.string()),
+        ("gpu_uuid", pa.string()),
+        ("gpu_model_name", pa.string()),
+        ("gpu_memory_capacity_mib", pa.int64()),
+        ("gpu_max_slices", pa.string()),
+        ("mig_instance_id", pa.string()),
+        ("mig_profile", pa.string()),
+        ("mig_strategy", pa.string()),
+    ]
+)
+
 LB_SERVICES = pa.schema(
     [
         ("cluster_id", pa.string()),
@@ -232,7 +247,7 @@ def load_tables(ctx: Context, pods: list[ClusterPods]) -> None:
     )
     # The pod report streams rows in this order (no sort at write time).
     segments = sorted(
-        (row for p in pods for row in p.segments),
+        (row for p in pods for row in p.segments + p.gpu_segments),
         key=lambda r: (r["cluster_id"], r["node"], r["namespace"], r["pod"], r["seg_start_h"]),
     )
     ctx.table("segments", segments, SEGMENTS)
@@ -240,3 +255,4 @@ def load_tables(ctx: Context, pods: list[ClusterPods]) -> None:
     ctx.table("namespaces", [row for p in pods for row in p.namespaces], NAMESPACES)
     ctx.table("owners", [row for p in pods for row in p.owners], OWNERS)
     ctx.table("lb_services", [row for p in pods for row in p.lb_services], LB_SERVICES)
+    ctx.table("gpu_assignments", [row for p in pods for row in p.gpu_assignments], GPU_ASSIGNMENTS)

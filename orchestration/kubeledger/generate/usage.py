@@ -9,6 +9,7 @@ import math
 
 from kubeledger.generate.context import Context, sql_str
 from kubeledger.generate.fleet import Cluster
+from kubeledger.generate.gpus import gpu_report_sql
 
 OPERATOR_VERSION = "4.0.0"
 REPORT_SUFFIXES = ("pod", "storage", "node_labels", "namespace_labels")
@@ -267,6 +268,13 @@ def _write_usage_day(ctx: Context, cluster: Cluster, day: int, gzip_usage: bool)
     )
     for name, kind, query in zip(names, REPORT_SUFFIXES, queries, strict=True):
         ctx.copy(query, folder / name, f"koku_{kind}", options)
+    if _has_gpu_pods(ctx, cluster):
+        # the operator's GPU report, a fifth file of the day's package
+        names.append(f"{uuid}_openshift_usage_report.{len(names)}{ext}")
+        silent = _silent_node_filter(ctx, cluster, day, "segments.node")
+        ctx.copy(
+            gpu_report_sql(ctx, cluster, lo, hi, silent), folder / names[-1], "koku_gpu", options
+        )
     cursor.execute(f"drop table {pods}")
     start = dt.datetime.combine(date, dt.time(), dt.UTC)
     manifest = {
@@ -284,6 +292,10 @@ def _write_usage_day(ctx: Context, cluster: Cluster, day: int, gzip_usage: bool)
     path = folder / "manifest.json"
     path.write_text(json.dumps(manifest, indent=2) + "\n")
     ctx.note(path, "manifest", 1)
+
+
+def _has_gpu_pods(ctx: Context, cluster: Cluster) -> bool:
+    return any(i.pool.gpus for i in ctx.fleet.cluster_instances(cluster.cluster_id))
 
 
 def _count_overcommitted(ctx: Context, pods: str) -> None:

@@ -212,6 +212,46 @@ KOKU_NAMESPACE_LABELS = FormatSpec(
     period_key=_KOKU_KEY,
 )
 
+# The GPU report: one row per pod, GPU (or MIG instance) and hour; `gpu_pod_uptime` is the
+# seconds of the hour the pod held it. The MIG columns and `gpu_max_slices` are optional (older
+# operators omit them).
+KOKU_GPU_USAGE = FormatSpec(
+    name="koku_gpu_usage",
+    title="koku-metrics-operator GPU report",
+    raw_table="koku_gpu_usage",
+    kind="usage",
+    columns=(
+        *_KOKU_DATES,
+        "node",
+        "namespace",
+        "pod",
+        "gpu_uuid",
+        "gpu_model_name",
+        "gpu_vendor_name",
+        "gpu_memory_capacity_mib",
+        "gpu_pod_uptime",
+        "gpu_max_slices",
+        "mig_instance_id",
+        "mig_profile",
+        "mig_strategy",
+    ),
+    recognise=(("gpu_uuid", "gpu_pod_uptime"),),
+    required=_r(
+        "interval_start",
+        "node",
+        "namespace",
+        "pod",
+        "gpu_uuid",
+        "gpu_model_name",
+        "gpu_vendor_name",
+        "gpu_memory_capacity_mib",
+        "gpu_pod_uptime",
+    ),
+    timestamps=_KOKU_DATES,
+    numbers=("gpu_memory_capacity_mib", "gpu_pod_uptime", "gpu_max_slices"),
+    period_key=_KOKU_KEY,
+)
+
 # --- kubeledger's own supplementary CSVs -------------------------------------------------------
 
 _BY_PATH = _key("_source_file", "''")
@@ -835,6 +875,7 @@ FORMATS: tuple[FormatSpec, ...] = (
     KOKU_STORAGE_USAGE,
     KOKU_NODE_LABELS,
     KOKU_NAMESPACE_LABELS,
+    KOKU_GPU_USAGE,
     CLUSTER_NODES,
     CLUSTER_OWNERS,
     CLUSTER_LB_SERVICES,
@@ -860,7 +901,6 @@ IGNORED_FORMATS: tuple[IgnoredFormat, ...] = (
         ("cpu_request_namespace_sum",),
     ),
     IgnoredFormat("koku_vm_usage", "koku virtual-machine report", ("vm_cpu_usage_total_seconds",)),
-    IgnoredFormat("koku_gpu_usage", "koku GPU report", ("gpu_uuid", "gpu_pod_uptime")),
 )
 
 FORMATS_BY_NAME: dict[str, FormatSpec] = {spec.name: spec for spec in FORMATS}
@@ -874,6 +914,7 @@ ROW_ADDRESS: dict[str, tuple[str | None, str | None, str | None]] = {
     "koku_storage_usage": ("interval_start", None, None),
     "koku_node_labels": ("interval_start", None, None),
     "koku_namespace_labels": ("interval_start", None, None),
+    "koku_gpu_usage": ("interval_start", None, None),
     "cluster_nodes": (None, "cluster_id", None),
     "cluster_owners": (None, "cluster_id", None),
     "cluster_lb_services": (None, "cluster_id", None),

@@ -275,6 +275,14 @@ def _namespace_labels() -> TableSuite:
     return _koku_period(builder).suite()
 
 
+def _gpu_usage() -> TableSuite:
+    builder = _Builder("koku_gpu_usage").from_format(
+        ("interval_start", "node", "namespace", "pod", "gpu_uuid")
+    )
+    builder.non_negative("gpu_memory_capacity_mib", "gpu_pod_uptime", "gpu_max_slices")
+    return _koku_period(builder).suite()
+
+
 def _nodes() -> TableSuite:
     # provider_id is not required: rate-card (on-prem) clusters have no cloud provider ID
     builder = _Builder("cluster_nodes").from_format(("cluster_id", "node"))
@@ -378,6 +386,7 @@ SUITES: tuple[TableSuite, ...] = (
     _storage_usage(),
     _node_labels(),
     _namespace_labels(),
+    _gpu_usage(),
     _nodes(),
     _owners(),
     _lb_services(),

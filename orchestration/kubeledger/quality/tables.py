@@ -54,6 +54,7 @@ RAW_TABLES: tuple[RawTable, ...] = (
     _table("koku_storage_usage", "interval_start", "_cluster_id"),
     _table("koku_node_labels", "interval_start", "_cluster_id"),
     _table("koku_namespace_labels", "interval_start", "_cluster_id"),
+    _table("koku_gpu_usage", "interval_start", "_cluster_id"),
     _table("cluster_nodes", None, "cluster_id"),
     _table("cluster_owners", None, "cluster_id"),
     _table("cluster_lb_services", None, "cluster_id"),

@@ -9,7 +9,9 @@ with every row it failed on, so data health can say which rows, per cluster and 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,8 +114,13 @@ def _table_columns(con: duckdb.DuckDBPyConnection, suite: TableSuite) -> list[st
 
 def _gx_context() -> Any:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    # GX's notes (its registry at import, its temporary docs folder) are not the user's
+    # business on the console; one of its modules sets its own logger to INFO when imported
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
 
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
@@ -212,7 +219,10 @@ def validate_raw_tables(
         )
         if len(frame):
             context = context or _gx_context()
-            validation.failures = _validate_frame(context, suite, frame)
+            with warnings.catch_warnings():
+                # pandas' note on a regex with groups (the suites' patterns only match)
+                warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
+                validation.failures = _validate_frame(context, suite, frame)
             validation.failures += _currency_failures(con, suite, columns, first_day, last_day)
         results.append(validation)
     return results

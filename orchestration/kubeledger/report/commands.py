@@ -13,8 +13,14 @@ from kubeledger.report.render import money, pct, write_report
 
 
 def open_warehouse_read_only() -> duckdb.DuckDBPyConnection:
-    """The warehouse for reading; read-write only when this process already holds it open
+    """The serving copy (serving.py) when there is one: reading it never blocks a build.
+    Else the warehouse for reading; read-write only when this process already holds it open
     (an in-process dbt run keeps its connection and DuckDB refuses a second configuration)."""
+    from kubeledger.serving import serving_path
+
+    serving = serving_path()
+    if serving.exists():
+        return duckdb.connect(str(serving), read_only=True)
     db = warehouse_path()
     if not db.exists():
         raise click.ClickException(
@@ -46,7 +52,10 @@ def report(month: str, out_path: Path | None, top: int) -> None:
     except ReportError as exc:
         raise click.BadParameter(str(exc), param_hint="--month") from exc
     out_path = out_path or Path("reports") / f"report-{month}.html"
-    click.secho(f"==> report for {month} from {warehouse_path()}", bold=True)
+    from kubeledger.serving import serving_path
+
+    source = serving_path() if serving_path().exists() else warehouse_path()
+    click.secho(f"==> report for {month} from {source}", bold=True)
     con = open_warehouse_read_only()
     try:
         data = load_report_data(con, month, top=top)

@@ -1,16 +1,19 @@
 """The same dbt project on Spark (SPEC §15): raw tables as Parquet, dbt-spark builds the rest.
 
-Loading reuses the DuckDB loader: `load_to_spark` loads the landing folder into a scratch
-DuckDB file (same checks, quarantine and restatements as on DuckDB), exports every `raw` and
-`config` table to Parquet and registers each as an external table of the same name in Spark
-(`dbt run-operation register_parquet_tables`), in the metastore of the profile's `spark`
-target. `build_on_spark` then seeds and builds the project with dbt-spark.
+Two profile targets reach Spark: `spark` runs it in-process (PySpark session, local mode; the
+tests' fallback) and `spark_thrift` talks to a cluster through its Thrift Server (`make
+spark-up` starts one on this machine: cluster.py).
 
-    KUBELEDGER_SPARK_DIR=warehouse/spark  python -m kubeledger.spark load demo/landing
-    KUBELEDGER_SPARK_DIR=warehouse/spark  python -m kubeledger.spark build
+- `load_to_spark` loads a landing folder with the DuckDB loader in memory (no DuckDB file)
+  and writes the raw tables as Parquet partitioned by day, then registers them and the
+  configuration tables in Spark (parquet_load.py, `dbt run-operation register_parquet_tables`);
+- `build_on_spark` seeds and builds the project there with dbt-spark;
+- close.py closes, seals, corrects and verifies a month on the cluster (per-month sealed tables
+  Spark refuses to create twice; the same hashes and copies as on DuckDB).
 
-The `session` method runs Spark inside the process (PySpark, local mode); a cluster uses the
-profile's `thrift` or `http` settings, with the Parquet under shared storage.
+    KUBELEDGER_TARGET=spark_thrift kubeledger load demo/landing
+    KUBELEDGER_TARGET=spark_thrift kubeledger build
+    KUBELEDGER_TARGET=spark_thrift kubeledger close --month 2026-10 --as-of 2026-11-20
 """
 
 from kubeledger.spark.runner import (
@@ -18,6 +21,7 @@ from kubeledger.spark.runner import (
     build_on_spark,
     export_schema,
     load_to_spark,
+    on_spark,
     table_parquet_sql,
 )
 
@@ -26,5 +30,6 @@ __all__ = [
     "build_on_spark",
     "export_schema",
     "load_to_spark",
+    "on_spark",
     "table_parquet_sql",
 ]

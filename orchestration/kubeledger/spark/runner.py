@@ -1,4 +1,5 @@
-"""Load a landing folder into Spark and build the project there with dbt-spark."""
+"""Load a landing folder into Spark and build the project there with dbt-spark (either target:
+the in-process `spark` session or the `spark_thrift` cluster)."""
 
 from __future__ import annotations
 
@@ -11,38 +12,75 @@ from pathlib import Path
 from typing import Any
 
 from kubeledger.config import load_config
-from kubeledger.load import LoadSummary, load_landing
+from kubeledger.load import LoadSummary
 from kubeledger.paths import config_path
-from kubeledger.spark.export import export_tables
-from kubeledger.warehouse import prepare_warehouse, run_dbt
+from kubeledger.spark.parquet_load import load_raw_parquet, write_config_parquet
+from kubeledger.warehouse import run_dbt
+
+TARGETS = ("spark", "spark_thrift")
+
+
+def on_spark() -> bool:
+    """True when KUBELEDGER_TARGET names a Spark target: the CLI's load, build, close,
+    correct and verify then run on Spark."""
+    return os.environ.get("KUBELEDGER_TARGET", "duckdb") in TARGETS
 
 
 @dataclass(frozen=True)
 class SparkWarehouse:
-    """Where one Spark warehouse lives (KUBELEDGER_SPARK_DIR, default warehouse/spark)."""
+    """Where one Spark warehouse lives, and which profile target reaches it.
+
+    `spark` (the in-process session): KUBELEDGER_SPARK_DIR, default warehouse/spark.
+    `spark_thrift` (a cluster through its Thrift Server): KUBELEDGER_SPARK_CLUSTER_DIR,
+    default .spark/ (the folder `make spark-up` uses; on a real cluster, shared storage).
+    """
 
     root: Path
+    target: str = "spark"
 
     @classmethod
     def from_env(cls) -> SparkWarehouse:
-        return cls(Path(os.environ.get("KUBELEDGER_SPARK_DIR", "warehouse/spark")).resolve())
+        target = os.environ.get("KUBELEDGER_TARGET", "spark")
+        if target not in TARGETS:
+            target = "spark"
+        if target == "spark_thrift":
+            root = os.environ.get("KUBELEDGER_SPARK_CLUSTER_DIR", ".spark")
+        else:
+            root = os.environ.get("KUBELEDGER_SPARK_DIR", "warehouse/spark")
+        return cls(Path(root).resolve(), target)
 
     @property
-    def scratch_db(self) -> Path:
-        """The DuckDB file the loader fills; its raw and config tables are exported."""
-        return self.root / "landing.duckdb"
+    def is_cluster(self) -> bool:
+        return self.target == "spark_thrift"
+
+    @property
+    def dbt_db(self) -> Path:
+        """No DuckDB file is used on Spark; dbt's KUBELEDGER_DB only needs a value."""
+        return self.root / "unused.duckdb"
 
     @property
     def parquet_root(self) -> Path:
+        """The loader's Parquet: raw/<table>/ partitioned by day, config/<table>/."""
         return self.root / "parquet"
 
     @property
     def tables_dir(self) -> Path:
         """spark.sql.warehouse.dir: managed tables in <schema>.db/<table>/."""
-        return self.root / "spark-warehouse"
+        return self.root / ("warehouse" if self.is_cluster else "spark-warehouse")
+
+    @property
+    def copies_dir(self) -> Path:
+        """The seals' write-once copies (outside the warehouse): KUBELEDGER_SEAL_COPY_DIR."""
+        return Path(os.environ.get("KUBELEDGER_SEAL_COPY_DIR") or self.root / "seals").resolve()
+
+    @property
+    def exchange_dir(self) -> Path:
+        """Where Spark writes query results as Parquet for the close to read."""
+        return self.root / "exchange"
 
     def environment(self) -> dict[str, str]:
-        return {"KUBELEDGER_TARGET": "spark", "KUBELEDGER_SPARK_DIR": str(self.root)}
+        folder = "KUBELEDGER_SPARK_CLUSTER_DIR" if self.is_cluster else "KUBELEDGER_SPARK_DIR"
+        return {"KUBELEDGER_TARGET": self.target, folder: str(self.root)}
 
 
 @contextmanager
@@ -59,17 +97,47 @@ def _spark_target(warehouse: SparkWarehouse) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _register(warehouse: SparkWarehouse, tables: list[dict[str, str]]) -> None:
+def register_statements(table: dict) -> list[str]:
+    """The statements that (re)create one Parquet table in Spark (as the
+    register_parquet_tables macro does, which the in-process session target runs)."""
+    name = f"`{table['schema']}`.`{table['name']}`"
+    columns = ", ".join(
+        f"`{column['name']}` {column['type']}" for column in table.get("columns", [])
+    )
+    create = f"create table {name}" + (f" ({columns})" if columns else "") + " using parquet"
+    if table.get("partitioned_by"):
+        create += f" partitioned by (`{table['partitioned_by']}`)"
+    create += f" location '{table['location']}'"
+    statements = [f"drop table if exists {name}", create]
+    if table.get("partitioned_by"):
+        statements.append(f"alter table {name} recover partitions")
+    return statements
+
+
+def _register(warehouse: SparkWarehouse, tables: list[dict]) -> None:
+    """Register the tables in Spark's metastore. On a cluster only the tables whose files
+    changed (or that Spark does not have) are recreated: each statement is a round trip to
+    the Thrift Server."""
+    if warehouse.is_cluster:
+        from kubeledger.spark.connection import SparkSQL
+
+        with SparkSQL.from_env(warehouse.exchange_dir) as spark:
+            present: dict[str, list[str]] = {}
+            for table in tables:
+                schema = table["schema"]
+                if schema not in present:
+                    spark.execute(f"create schema if not exists `{schema}`")
+                    present[schema] = spark.tables(schema)
+                if table.get("changed", True) or table["name"] not in present[schema]:
+                    for statement in register_statements(table):
+                        spark.execute(statement)
+        return
+    tables = [{k: v for k, v in table.items() if k != "changed"} for table in tables]
     with _spark_target(warehouse):
         run_dbt(
             ["run-operation", "register_parquet_tables", "--args", json.dumps({"tables": tables})],
-            db_path=warehouse.scratch_db,
+            db_path=warehouse.dbt_db,
         )
-
-
-def _export_and_register(warehouse: SparkWarehouse, schemas: tuple[str, ...]) -> None:
-    tables = export_tables(warehouse.scratch_db, warehouse.parquet_root, schemas)
-    _register(warehouse, tables)
 
 
 def load_to_spark(
@@ -79,13 +147,14 @@ def load_to_spark(
     config: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> LoadSummary:
-    """Load `landing` (idempotent, as `kubeledger load`), then put every raw and config table
-    into Spark as a Parquet table of the same schema and name."""
+    """Load `landing` (idempotent, as `kubeledger load`) into the raw Parquet tables, partitioned
+    by day, write the configuration, and register both in Spark under the same names."""
     warehouse = warehouse or SparkWarehouse.from_env()
     warehouse.root.mkdir(parents=True, exist_ok=True)
-    prepare_warehouse(warehouse.scratch_db, load_config(config or config_path()))
-    summary = load_landing(warehouse.scratch_db, landing, progress=progress)
-    _export_and_register(warehouse, ("raw", "config"))
+    settings = load_config(config or config_path())
+    summary, tables = load_raw_parquet(landing, warehouse.parquet_root, progress=progress)
+    tables += write_config_parquet(settings, warehouse.parquet_root)
+    _register(warehouse, tables)
     return summary
 
 
@@ -103,8 +172,8 @@ def build_on_spark(
     (seeds, models and data tests; unit tests run on DuckDB only). `data_tests=False` builds
     without the data tests."""
     warehouse = warehouse or SparkWarehouse.from_env()
-    prepare_warehouse(warehouse.scratch_db, load_config(config or config_path()))
-    _export_and_register(warehouse, ("config",))
+    settings = load_config(config or config_path())
+    _register(warehouse, write_config_parquet(settings, warehouse.parquet_root))
     args = ["build", "--exclude", "resource_type:unit_test"]
     if not data_tests:
         args.append("resource_type:test")
@@ -113,7 +182,7 @@ def build_on_spark(
     if select:
         args += ["--select", select]
     with _spark_target(warehouse):
-        run_dbt(args, db_path=warehouse.scratch_db, dbt_vars=dbt_vars, progress=progress)
+        run_dbt(args, db_path=warehouse.dbt_db, dbt_vars=dbt_vars, progress=progress)
 
 
 def export_schema(schema: str, out_dir: Path, warehouse: SparkWarehouse | None = None) -> Path:
@@ -125,7 +194,7 @@ def export_schema(schema: str, out_dir: Path, warehouse: SparkWarehouse | None =
     with _spark_target(warehouse):
         run_dbt(
             ["run-operation", "export_schema_to_parquet", "--args", arguments],
-            db_path=warehouse.scratch_db,
+            db_path=warehouse.dbt_db,
         )
     return out_dir
 
