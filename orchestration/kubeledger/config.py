@@ -57,6 +57,8 @@ class Config:
     source: Path | None
     settings: dict[str, Any]
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # where budget alerts are POSTed (budgets.webhook_url); kept out of the warehouse tables
+    budgets_webhook_url: str | None = None
 
 
 def _settings(model: KubeledgerConfig) -> dict[str, Any]:
@@ -260,7 +262,12 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
     """Validate the settings of a kubeledger.yml; raises ConfigError listing every problem."""
     model = validate(KubeledgerConfig, raw)
     tables = _tables(model)
-    return Config(source=source, settings=tables["settings"][0], tables=tables)
+    return Config(
+        source=source,
+        settings=tables["settings"][0],
+        tables=tables,
+        budgets_webhook_url=model.budgets.webhook_url,
+    )
 
 
 def json_schema() -> dict[str, Any]:

@@ -106,7 +106,9 @@ class Budgets(Section):
             except StopIteration:
                 continue
             if name in names:
-                found.append((f"owners[{i}]", f"{name} already has a budget (owners[{names[name]}])"))
+                found.append(
+                    (f"owners[{i}]", f"{name} already has a budget (owners[{names[name]}])")
+                )
             names.setdefault(name, i)
         raise_problems(found)
         return self

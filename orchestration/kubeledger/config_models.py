@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from kubeledger.config_budgets import Budgets
 from kubeledger.config_allocations import CloudCharges
 from kubeledger.config_base import (
     BEGINNING_DAY,
@@ -25,6 +24,7 @@ from kubeledger.config_base import (
     raise_problems,
     whole,
 )
+from kubeledger.config_budgets import Budgets
 from kubeledger.config_gpu import Gpu
 from kubeledger.config_selectors import parse_selector
 

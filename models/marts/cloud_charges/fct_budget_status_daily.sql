@@ -3,12 +3,14 @@
 -- One row per budget and day (SPEC §10: teams, cost centers, applications and cloud-charge
 -- allocations have budgets by one mechanism): the month's used cost to that day, the forecast
 -- for the whole month, and the thresholds crossed.
---   used      owner budgets: the owner's sealed billed amount when the month is sealed (the bill
---             of record, rpt_owner_bill_explained), else its ledger cost (fct_owner_costs_daily,
---             after distribution) from the first of the month through the day; allocations:
---             the allocation_cost of the lines attributed to it through the day;
+--   used      owner budgets: on the last day of a sealed month the owner's billed amount on
+--             the sealed bill (rpt_owner_bill_explained), else its ledger cost
+--             (fct_owner_costs_daily, after distribution) from the first of the month through
+--             the day; allocations: the allocation_cost of the lines attributed to it through
+--             the day;
 --   forecast  used + the recent daily average (the last `estimate_window_days` days, default
---             7, ending on the day) x the days of the month after it; a sealed month: used.
+--             7, ending on the day; fewer at the start of the data) x the days of the month
+--             after it.
 -- A threshold is crossed when used (or, with use_estimated, forecast) cost reaches its
 -- percentage of the monthly budget; newly_crossed names those crossed that day and not the
 -- day before. A view, so a seal shows here as soon as it is written.
@@ -155,7 +157,8 @@ budget_days as (
     select
         budgets.budget_name,
         calendar.date_day as status_date,
-        cast({{ dbt.date_trunc('month', 'calendar.date_day') }} as date) as budget_month
+        cast({{ dbt.date_trunc('month', 'calendar.date_day') }} as date) as budget_month,
+        kind_spans.first_date
     from budgets
     inner join kind_spans
         on
@@ -163,7 +166,8 @@ budget_days as (
             = case when budgets.budget_kind = 'allocation' then 'allocation' else 'owner' end
     inner join calendar
         on
-            calendar.date_day >= cast({{ dbt.date_trunc('month', 'kind_spans.first_date') }} as date)
+            calendar.date_day
+            >= cast({{ dbt.date_trunc('month', 'kind_spans.first_date') }} as date)
             and calendar.date_day <= kind_spans.last_date
 ),
 
@@ -173,7 +177,9 @@ to_date as (
         budget_days.status_date,
         budget_days.budget_month,
         coalesce(sum(
-            case when daily_costs.cost_date = budget_days.status_date then daily_costs.daily_cost end
+            case
+                when daily_costs.cost_date = budget_days.status_date then daily_costs.daily_cost
+            end
         ), 0) as daily_cost,
         coalesce(sum(
             case
@@ -190,7 +196,11 @@ to_date as (
                     then daily_costs.daily_cost
             end
         ), 0) as recent_cost,
-        max(settings.estimate_window_days) as estimate_window_days
+        -- the window has no days before the source's first: its average is over those it has
+        max(least(
+            settings.estimate_window_days,
+            {{ dbt.datediff('budget_days.first_date', 'budget_days.status_date', 'day') }} + 1  -- noqa: LT05
+        )) as window_days
     from budget_days
     cross join settings
     left join daily_costs
@@ -210,13 +220,23 @@ to_date as (
         budget_days.budget_month
 ),
 
+-- a sealed month's last day shows the sealed amount (the bill of record); its other days the
+-- ledger cost to date
+month_ends as (
+    select
+        to_date.*,
+        to_date.status_date
+        = cast({{ dbt.last_day('to_date.budget_month', 'month') }} as date) as is_month_end
+    from to_date
+),
+
 status as (
     select
-        to_date.budget_name,
+        month_ends.budget_name,
         budgets.budget_kind,
         budgets.owner_value,
-        to_date.status_date,
-        to_date.budget_month,
+        month_ends.status_date,
+        month_ends.budget_month,
         budgets.currency,
         budgets.monthly_budget,
         case
@@ -224,23 +244,21 @@ status as (
             when budgets.budget_kind = 'allocation' then 'invoiced'
             else 'ledger'
         end as used_basis,
-        cast(to_date.daily_cost as decimal(38, 6)) as daily_cost,
-        cast(coalesce(sealed_months.sealed_cost, to_date.ledger_cost) as decimal(38, 6))
+        cast(month_ends.daily_cost as decimal(38, 6)) as daily_cost,
+        cast(coalesce(sealed_months.sealed_cost, month_ends.ledger_cost) as decimal(38, 6))
             as used_cost,
-        {{ decimal_divide('to_date.recent_cost', 'to_date.estimate_window_days', 6) }}
+        {{ decimal_divide('month_ends.recent_cost', 'month_ends.window_days', 6) }}
             as recent_daily_average_cost,
-        case
-            when sealed_months.sealed_cost is not null then 0
-            else {{ dbt.datediff(
-                'to_date.status_date', dbt.last_day('to_date.budget_month', 'month'), 'day'
-            ) }}
-        end as remaining_days
-    from to_date
-    inner join budgets on to_date.budget_name = budgets.budget_name
+        {{ dbt.datediff(
+            'month_ends.status_date', dbt.last_day('month_ends.budget_month', 'month'), 'day'
+        ) }} as remaining_days
+    from month_ends
+    inner join budgets on month_ends.budget_name = budgets.budget_name
     left join sealed_months
         on
-            to_date.budget_name = sealed_months.budget_name
-            and to_date.budget_month = sealed_months.month_start_date
+            month_ends.budget_name = sealed_months.budget_name
+            and month_ends.budget_month = sealed_months.month_start_date
+            and month_ends.is_month_end
 ),
 
 forecast as (

@@ -38,8 +38,7 @@ class OwnerSlice:
     estimated_cost: Decimal
     factor: Decimal | None
     billed_cost: Decimal
-    line_ids: list[str]
-    lines_billed_cost: Decimal
+    lines: list[tuple[str, Decimal, Decimal]]  # (line ID, the line's billed, the owner's part)
 
 
 def _relation(con: duckdb.DuckDBPyConnection) -> str:
@@ -63,14 +62,17 @@ def owner_slices(
             select * from {relation} where bill_month = $month and {dimension} = $value
         ),
         lines as (
-            select cluster_id, cost_family, line_id, min(line_billed_cost) as line_billed_cost
+            select cluster_id, cost_family, line_id,
+                min(line_billed_cost) as line_billed_cost, sum(billed_cost) as owner_billed_cost
             from mine
             group by cluster_id, cost_family, line_id
         ),
         line_totals as (
             select cluster_id, cost_family,
-                list(line_id order by encode(line_id)) as line_ids,
-                sum(line_billed_cost) as lines_billed_cost
+                list(
+                    struct_pack(line_id, line_billed_cost, owner_billed_cost)
+                    order by encode(line_id)
+                ) as lines
             from lines
             group by cluster_id, cost_family
         )
@@ -78,8 +80,7 @@ def owner_slices(
             sum(mine.estimated_cost) as estimated_cost,
             min(mine.factor) as factor_low, max(mine.factor) as factor_high,
             sum(mine.billed_cost) as billed_cost,
-            min(line_totals.line_ids) as line_ids,
-            min(line_totals.lines_billed_cost) as lines_billed_cost
+            min(line_totals.lines) as lines
         from mine
         inner join line_totals
             on mine.cluster_id = line_totals.cluster_id
@@ -93,7 +94,7 @@ def owner_slices(
     for row in rows:
         cluster, family, *values = row
         parts = dict(zip([column for _, column in PARTS], values[: len(PARTS)], strict=True))
-        estimate, factor, _high, billed, line_ids, lines_billed = values[len(PARTS) :]
+        estimate, factor, _high, billed, lines = values[len(PARTS) :]
         out.append(
             OwnerSlice(
                 cluster_id=cluster,
@@ -102,8 +103,10 @@ def owner_slices(
                 estimated_cost=estimate,
                 factor=factor,
                 billed_cost=billed,
-                line_ids=list(line_ids),
-                lines_billed_cost=lines_billed,
+                lines=[
+                    (line["line_id"], line["line_billed_cost"], line["owner_billed_cost"])
+                    for line in lines
+                ],
             )
         )
     return out
@@ -168,18 +171,19 @@ def explain_owner(
     numeric = set(range(2, len(headers)))
     out = [f"{label} on the {state} of {month}:"]
     out += console_table.table_lines(headers, rows, numeric=numeric)
-    out.append("bill lines:")
+    out.append(f"bill lines ({label}'s part of each):")
     for item in slices:
-        whole = item.billed_cost == item.lines_billed_cost
-        out.append(
-            f"  {item.cluster_id} {item.cost_family}: {', '.join(item.line_ids)} - billed "
-            f"{money(item.lines_billed_cost)}"
-            + ("" if whole else f", of which {label} {money(item.billed_cost)}")
-        )
+        for line_id, line_billed, part in item.lines:
+            whole = part == line_billed
+            out.append(
+                f"  {line_id}: {money(part)}"
+                + (" (the whole line)" if whole else f" of the line's {money(line_billed)}")
+            )
+    line_count = sum(len(item.lines) for item in slices)
     out.append(
         f"check: {label} billed {money(billed_total)} = the sum of its parts of "
-        f"{sum(len(item.line_ids) for item in slices)} bill line(s); estimate "
-        f"{_amount(estimate_total)} = direct + idle + shares (the columns above)"
+        f"{line_count} bill line(s); estimate {_amount(estimate_total)} = direct + idle + "
+        "shares (the columns above); billed = estimate x factor, rounded to the cent"
     )
     return out
 

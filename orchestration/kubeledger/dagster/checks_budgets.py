@@ -18,7 +18,7 @@ from dagster import (
 from kubeledger.budgets.alerts import alert_payload, crossed_budgets, post_alert
 from kubeledger.dagster.resources import WarehouseResource
 
-BUDGET_STATUS_KEY = AssetKey("fct_budget_status_daily")
+BUDGET_STATUS_KEY = AssetKey(["marts", "fct_budget_status_daily"])
 
 
 @asset_check(
