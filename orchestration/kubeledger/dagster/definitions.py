@@ -1,8 +1,8 @@
 """The code location: `dagster dev -m kubeledger.dagster.definitions` (or `-w workspace.yaml`).
 
 Assembles the assets (landing, the dbt models, the monthly close), the raw-data expectation
-checks, the budget-threshold check, the jobs, schedules, the late-data sensor and the resources; each lives in its own
-module of this package.
+checks, the budget-threshold check, the jobs, schedules, the late-data sensor and the
+resources; each lives in its own module of this package.
 """
 
 from __future__ import annotations
