@@ -245,8 +245,11 @@ status as (
             else 'ledger'
         end as used_basis,
         cast(month_ends.daily_cost as decimal(38, 6)) as daily_cost,
-        cast(coalesce(sealed_months.sealed_cost, month_ends.ledger_cost) as decimal(38, 6))
-            as used_cost,
+        -- both cast first: a coalesce of decimal(38, 2) and decimal(38, 12) keeps 2 decimals
+        coalesce(
+            cast(sealed_months.sealed_cost as decimal(38, 6)),
+            cast(month_ends.ledger_cost as decimal(38, 6))
+        ) as used_cost,
         {{ decimal_divide('month_ends.recent_cost', 'month_ends.window_days', 6) }}
             as recent_daily_average_cost,
         {{ dbt.datediff(
