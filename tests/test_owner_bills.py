@@ -439,3 +439,37 @@ def test_budgets_become_config_tables():
         ("cost_center:fin", 80, True),
         ("application:checkout", 150, False),
     ]
+
+
+def test_the_report_and_the_console_show_the_budgets(warehouse):
+    import re
+
+    import duckdb
+
+    from kubeledger.report.data import load_report_data
+    from kubeledger.report.render import render_report
+    from kubeledger.report_console import print_budget_status
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        html_text = render_report(load_report_data(con, "2026-11"))
+        printed: list[str] = []
+        print_budget_status(con, "2026-11", printed.append)
+    start = html_text.index('id="budgets"')
+    section = html_text[start : html_text.index("</section>", start)]
+    assert "1 budget over a threshold: team:payments." in section
+    rows = re.findall(
+        r"<tr( class=\"over-budget\")?><td class=\"\">([^<]+)</td>(.*?)</tr>", section
+    )
+    assert [(name, bool(flag)) for flag, name, _ in rows] == [
+        ("team:payments", True),
+        ("application:checkout", False),  # forecast 152.3% but its threshold is on used
+        ("cost_center:fin", False),
+    ]
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", rows[0][2])
+    assert cells == [
+        "2026-11-10", "$350.00", "$122.31", "ledger", "$366.92", "34.95%", "104.84%",
+        "30% of used, 100% of forecast",
+    ]  # fmt: skip
+    [payments] = [line.split() for line in printed if line.startswith("  team:payments")]
+    assert payments[:7] == ["team:payments", "2026-11-10", "350.00", "122.31", "ledger", "366.92",
+                            "104.84"]  # fmt: skip
