@@ -171,7 +171,7 @@ def explain_owner(
     numeric = set(range(2, len(headers)))
     out = [f"{label} on the {state} of {month}:"]
     out += console_table.table_lines(headers, rows, numeric=numeric)
-    out.append(f"bill lines ({label}'s part of each):")
+    out.append(f"bill lines (part of each line for {label}):")
     for item in slices:
         for line_id, line_billed, part in item.lines:
             whole = part == line_billed
