@@ -26,10 +26,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import json
-import threading
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -40,6 +37,7 @@ from kubeledger.cli import main
 from kubeledger.config import ConfigError, parse_config
 from tests.hourly_landing import POD_COLUMNS, write_csv, write_nodes, write_pod_usage
 from tests.warehouse_builder import build_warehouse, close_month, query
+from tests.webhook_server import webhook_server
 
 CLUSTER = "dc1"
 PODS = [
@@ -316,30 +314,10 @@ def test_a_budget_within_its_thresholds_crosses_none(warehouse):
     assert fin["crossed"] is None
 
 
-class _Hook(BaseHTTPRequestHandler):
-    received: list[dict] = []
-
-    def do_POST(self) -> None:  # noqa: N802
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        _Hook.received.append(
-            {"content_type": self.headers["Content-Type"], "json": json.loads(body)}
-        )
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def webhook():
-    server = HTTPServer(("127.0.0.1", 0), _Hook)
-    _Hook.received = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/kubeledger", _Hook.received
-    server.shutdown()
-    server.server_close()
+    with webhook_server() as (url, received):
+        yield url, received
 
 
 def test_the_budget_check_fails_and_posts_the_crossed_budgets(warehouse, webhook, tmp_path):
@@ -376,6 +354,24 @@ def test_the_budget_check_fails_and_posts_the_crossed_budgets(warehouse, webhook
     result = budget_thresholds(build_asset_check_context(), warehouse=october)
     assert result.metadata["crossed"].value == ["application:checkout", "team:payments"]
     assert len(received) == 2
+
+
+def test_a_webhook_that_refuses_fails_the_check_naming_it(warehouse, tmp_path):
+    from dagster import build_asset_check_context
+
+    from kubeledger.budgets.alerts import BudgetAlertError
+    from kubeledger.dagster.checks_budgets import budget_thresholds
+    from kubeledger.dagster.resources import WarehouseResource
+
+    with webhook_server(status=500) as (url, received):
+        config = tmp_path / "kubeledger.yml"
+        config.write_text(yaml.safe_dump({**CONFIG, "budgets": {**BUDGETS, "webhook_url": url}}))
+        resource = WarehouseResource(
+            db_path=str(warehouse), config_path=str(config), as_of="2026-11-10"
+        )
+        with pytest.raises(BudgetAlertError, match=f"budget webhook {url} refused the alert"):
+            budget_thresholds(build_asset_check_context(), warehouse=resource)
+    assert len(received) == 1
 
 
 def test_the_budget_check_passes_without_posting_before_any_budget_day(warehouse, webhook):
