@@ -1,5 +1,3 @@
-{{ config(tags=['close']) }}
-
 -- The owners' parts of each bill line add up to the line's billed amount exactly, and every
 -- line of the bill of record is explained (SPEC §9: every cent traceable to an owner).
 with
