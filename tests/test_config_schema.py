@@ -40,9 +40,9 @@ def test_every_problem_is_reported_at_once_with_its_key():
             "pricing.cpu_cost_weight: expected a number, got 'x'",
             "close.grace_days: -1 is below 0",
             "close.unassigned_policy: 'everyone' is not one of separate, proportional",
-            "clusterz: unknown setting (allowed: close, cloud_charges, clusters, currency, "
-            "distribution, exchange_rates, gpu, labels, network, node_prices, ownership, platform, "
-            "pricing, reruns, retention)",
+            "clusterz: unknown setting (allowed: budgets, close, cloud_charges, clusters, "
+            "currency, distribution, exchange_rates, gpu, labels, network, node_prices, "
+            "ownership, platform, pricing, reruns, retention)",
             "cloud_charges.allocations[0].name: expected a non-empty text, got ''",
             "cloud_charges.estimate_window_days: expected a whole number of days from 1 to 31, "
             "got 0",

@@ -146,3 +146,62 @@ def test_the_demo_prints_the_months_allocation_spend(fleet_db):
     ]
     assert rows["Research"][:6] == ["Research", "15", "$67.72", "$67.72", "$120.00", "56.4"]
     assert rows["Ops"][-1] == "-"
+
+
+def test_owner_and_allocation_budgets_share_one_status_mart(fleet_db):
+    """The demo's kubeledger.yml gives payments 8 a node (8 nodes: 64.00) with 80% of used and
+    100% of forecast, cc-2002 100 a node (800.00) with 90% of forecast. On October 31, used is
+    the month's ledger cost (fct_owner_costs_daily, summed here independently); payments'
+    month is about 16 a node, so both its thresholds are crossed; cc-2002's is not. The
+    allocations are in the same mart: GPU-Research's used is the reservation's 726.01008."""
+    rows = {
+        name: (kind, budget, basis, used, crossed)
+        for name, kind, budget, basis, used, crossed in query(
+            fleet_db,
+            """select budget_name, budget_kind, monthly_budget, used_basis, used_cost,
+                      thresholds_crossed
+               from marts.fct_budget_status_daily where status_date = '2026-10-31'""",
+        )
+    }
+    [(payments_ledger, search_ledger)] = query(
+        fleet_db,
+        """select sum(total_cost) filter (where team = 'payments'),
+                  sum(total_cost) filter (where cost_center = 'cc-2002')
+           from marts.fct_owner_costs_daily
+           where usage_date between '2026-10-01' and '2026-10-31'""",
+    )
+    kind, budget, basis, used, crossed = rows["team:payments"]
+    assert (kind, budget, basis) == ("team", Decimal("64.00"), "ledger")
+    assert abs(float(used) - payments_ledger) < 1e-5
+    assert used > Decimal("64.00")
+    assert crossed == "80% of used, 100% of forecast"
+    kind, budget, _, used, crossed = rows["cost_center:cc-2002"]
+    assert (kind, budget, crossed) == ("cost_center", Decimal("800.00"), None)
+    assert abs(float(used) - search_ledger) < 1e-5
+    assert rows["allocation:GPU-Research"][3] == Decimal("726.010080")
+    assert rows["allocation:GPU-Research"][4] == "80% of used"
+
+
+def test_the_demo_budget_check_posts_to_the_webhook(fleet_db, tmp_path):
+    import yaml
+    from dagster import build_asset_check_context
+
+    from kubeledger.dagster.checks_budgets import budget_thresholds
+    from kubeledger.dagster.resources import WarehouseResource
+    from tests.webhook_server import webhook_server
+
+    demo_config = yaml.safe_load((fleet_db.parent / "demo" / "kubeledger.yml").read_text())
+    with webhook_server() as (url, received):
+        config = tmp_path / "kubeledger.yml"
+        demo_config["budgets"]["webhook_url"] = url
+        config.write_text(yaml.safe_dump(demo_config))
+        resource = WarehouseResource(
+            db_path=str(fleet_db), config_path=str(config), as_of="2026-10-31"
+        )
+        result = budget_thresholds(build_asset_check_context(), warehouse=resource)
+    assert not result.passed
+    [message] = received
+    names = [budget["budget_name"] for budget in message["json"]["budgets"]]
+    assert "team:payments" in names and "allocation:GPU-Research" in names
+    assert "cost_center:cc-2002" not in names
+    assert names == result.metadata["crossed"].value

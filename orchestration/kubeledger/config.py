@@ -21,6 +21,7 @@ import yaml
 
 from kubeledger.config_allocations import CLOUD_CHARGE_TABLE_COLUMNS
 from kubeledger.config_base import ConfigError, validate
+from kubeledger.config_budgets import BUDGET_TABLE_COLUMNS
 from kubeledger.config_gpu import GPU_TABLE_COLUMNS
 from kubeledger.config_models import (
     POOLS,
@@ -56,6 +57,8 @@ class Config:
     source: Path | None
     settings: dict[str, Any]
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # where budget alerts are POSTed (budgets.webhook_url); kept out of the warehouse tables
+    budgets_webhook_url: str | None = None
 
 
 def _settings(model: KubeledgerConfig) -> dict[str, Any]:
@@ -236,6 +239,7 @@ def _tables(model: KubeledgerConfig) -> dict[str, list[dict[str, Any]]]:
         )
     _distribution_rows(model, tables)
     tables.update(model.cloud_charges.tables(currency))
+    tables.update(model.budgets.tables(currency))
     tables.update(model.gpu.tables())
     tables["settings"] = [_settings(model)]
     return tables
@@ -258,7 +262,12 @@ def parse_config(raw: dict[str, Any], source: Path | None = None) -> Config:
     """Validate the settings of a kubeledger.yml; raises ConfigError listing every problem."""
     model = validate(KubeledgerConfig, raw)
     tables = _tables(model)
-    return Config(source=source, settings=tables["settings"][0], tables=tables)
+    return Config(
+        source=source,
+        settings=tables["settings"][0],
+        tables=tables,
+        budgets_webhook_url=model.budgets.webhook_url,
+    )
 
 
 def json_schema() -> dict[str, Any]:
@@ -369,6 +378,7 @@ TABLE_COLUMNS: dict[str, dict[str, str]] = {
 
 
 TABLE_COLUMNS.update(CLOUD_CHARGE_TABLE_COLUMNS)
+TABLE_COLUMNS.update(BUDGET_TABLE_COLUMNS)
 TABLE_COLUMNS.update(GPU_TABLE_COLUMNS)
 
 

@@ -24,6 +24,7 @@ from kubeledger.config_base import (
     raise_problems,
     whole,
 )
+from kubeledger.config_budgets import Budgets
 from kubeledger.config_gpu import Gpu
 from kubeledger.config_selectors import parse_selector
 
@@ -403,6 +404,7 @@ class KubeledgerConfig(Section):
     retention: Retention = Field(default_factory=Retention)
     reruns: Reruns = Field(default_factory=Reruns)
     cloud_charges: CloudCharges = Field(default_factory=CloudCharges)
+    budgets: Budgets = Field(default_factory=Budgets)
     exchange_rates: list[ExchangeRate] = Field(default_factory=list)
     gpu: Gpu = Field(default_factory=Gpu)
 

@@ -213,11 +213,42 @@ def print_allocation_spend(con: duckdb.DuckDBPyConnection, month: str, echo: Ech
     )
 
 
+def print_budget_status(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -> None:
+    """Every budget (teams, cost centers, applications, allocations: SPEC §10) on its last
+    status day of the month: used, forecast and the thresholds crossed."""
+    first, last = month_bounds(month)
+    echo(f"\nBudgets, {month} (fct_budget_status_daily, each on its latest day):")
+    rows = con.execute(
+        """
+        with latest as (
+            select *, row_number() over (
+                partition by budget_name order by status_date desc
+            ) as recency
+            from marts.fct_budget_status_daily
+            where status_date between ? and ?
+        )
+        select budget_name, status_date, monthly_budget, used_cost, used_basis, forecast_cost,
+               forecast_pct_of_budget, thresholds_crossed
+        from latest
+        where recency = 1
+        order by budget_name
+        """,
+        [first, last],
+    ).fetchall()
+    _table(
+        echo,
+        ["budget", "as of", "budget", "used", "from", "forecast", "forecast %", "crossed"],
+        rows,
+        ["{}", "{}", "{:,.2f}", "{:,.2f}", "{}", "{:,.2f}", "{:.2f}", "{}"],
+    )
+
+
 def print_demo_summary(db: Path, *, month: str, as_of: str | None, echo: Echo) -> None:
     """Everything `make demo` shows after the build, then the close of the month."""
     with duckdb.connect(str(db), read_only=True) as con:
         print_month_ledger(con, month, echo)
         print_allocation_spend(con, month, echo)
+        print_budget_status(con, month, echo)
     from kubeledger.close.demo import print_demo_close
 
     print_demo_close(db, month=month, as_of=as_of, echo=echo)

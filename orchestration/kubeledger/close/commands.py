@@ -185,18 +185,52 @@ def bill(month: str, output_format: str, out: Path | None) -> None:
 
 @click.command("explain")
 @month_option
+@click.argument("line_argument", metavar="[LINE_ID]", required=False)
 @click.option(
     "--line",
     "line_id",
-    required=True,
-    help="The line ID, <cluster>|<family>|<cost center or team>.",
+    default=None,
+    help="The line ID, <cluster>|<family>|<cost center or team> (or give it as LINE_ID).",
 )
-def explain(month: str, line_id: str) -> None:
-    """Explain one bill line: its estimate per day, factor, invoice slice, carried cent, pods."""
+@click.option("--team", default=None, help="Explain what this team pays, and why.")
+@click.option("--cost-center", "cost_center", default=None, help="The same for a cost center.")
+@click.option("--application", default=None, help="The same for an application.")
+def explain(
+    month: str,
+    line_argument: str | None,
+    line_id: str | None,
+    team: str | None,
+    cost_center: str | None,
+    application: str | None,
+) -> None:
+    """Explain a bill line (its owners' split, estimate per day, factor, invoice slice, carried
+    cent, pods), or what a team, cost center or application pays per cluster and family."""
+    from kubeledger.close import owner_explain
+
+    owners = {
+        name: value
+        for name, value in (
+            ("team", team),
+            ("cost_center", cost_center),
+            ("application", application),
+        )
+        if value is not None
+    }
+    lines = [value for value in (line_argument, line_id) if value is not None]
+    if len(owners) + len(lines) != 1:
+        raise click.UsageError(
+            "give exactly one of LINE_ID (or --line), --team, --cost-center, --application"
+        )
     with _open_warehouse() as con:
         try:
-            for text in bills.explain_line(con, month, line_id):
-                click.echo(text)
+            if owners:
+                ((dimension, value),) = owners.items()
+                text = owner_explain.explain_owner(con, month, dimension, value)
+            else:
+                text = bills.explain_line(con, month, lines[0])
+                text[2:2] = owner_explain.line_split(con, month, lines[0])
+            for row in text:
+                click.echo(row)
         except bills.BillError as exc:
             raise click.ClickException(str(exc)) from exc
 

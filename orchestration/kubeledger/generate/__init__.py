@@ -80,7 +80,7 @@ def generate_fleet(
     fresh_output(out_dir)
     fleet = build_fleet(params)
     run = write_fleet(fleet, out_dir, say, gzip_usage, workers or os.cpu_count() or 1)
-    config = write_config(out_dir, [ConfigPart(fleet.clusters, params.messiness)])
+    config = write_config(out_dir, [ConfigPart(fleet.clusters, params.messiness, nodes=nodes)])
     return {
         "out_dir": str(out_dir),
         "config": str(config),

@@ -36,6 +36,7 @@ class ConfigPart:
     messiness: Messiness
     distribution: dict[str, dict] = field(default_factory=dict)  # cluster -> preset section
     defaults: dict[str, dict] = field(default_factory=dict)  # cluster -> owner defaults
+    nodes: int = 0  # the fleet's node count: sizes the demo's owner budgets (none when 0)
 
     @property
     def notin_cluster(self) -> Cluster | None:
@@ -126,8 +127,31 @@ def render_config(parts: list[ConfigPart]) -> str:
     )
     if aws_accounts:
         lines += cloud_charges.config_section(aws_accounts)
+    lines += _budgets_section(sum(part.nodes for part in parts))
     lines.append("")
     return "\n".join(lines)
+
+
+# Owner budgets per node of the fleet: payments costs about 16 a node-month, so October
+# overruns its 8 (80% of used and 100% of forecast); cc-2002 (search, about 31) stays
+# within 100 (90% of forecast).
+PAYMENTS_BUDGET_PER_NODE = 8
+SEARCH_BUDGET_PER_NODE = 100
+
+
+def _budgets_section(nodes: int) -> list[str]:
+    if nodes < 1:
+        return []
+    return [
+        "# Budgets per team, cost center or application (alerts: the Dagster check",
+        "# budget_thresholds; set budgets.webhook_url to have them POSTed).",
+        "budgets:",
+        "  owners:",
+        f"    - {{team: payments, monthly_budget: {PAYMENTS_BUDGET_PER_NODE * nodes},",
+        "       thresholds: [{percent: 80}, {percent: 100, use_estimated: true}]}",
+        f"    - {{cost_center: cc-2002, monthly_budget: {SEARCH_BUDGET_PER_NODE * nodes},",
+        "       thresholds: [{percent: 90, use_estimated: true}]}",
+    ]
 
 
 def write_config(out_dir: Path, parts: list[ConfigPart]) -> Path:

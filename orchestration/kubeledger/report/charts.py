@@ -274,6 +274,31 @@ def unallocated_chart(unallocated: pd.DataFrame, currency: str) -> go.Figure:
     return _layout(fig, height=max(170, 30 * len(frame) + 110))
 
 
+def budget_chart(budgets: pd.DataFrame) -> go.Figure:
+    """Each budget's used and forecast cost as a percent of its monthly budget."""
+    fig = go.Figure()
+    if budgets.empty:
+        return _layout(fig)
+    frame = budgets.iloc[::-1]
+    labels = list(frame["budget_name"])
+    for column, name, colour in (
+        ("used_pct_of_budget", "used", "#4C78A8"),
+        ("forecast_pct_of_budget", "forecast", "#9ECAE9"),
+    ):
+        fig.add_bar(
+            name=name,
+            orientation="h",
+            y=labels,
+            x=[_float(value) for value in frame[column]],
+            marker_color=colour,
+            hovertemplate=f"%{{y}}<br>%{{x:.1f}}% of budget<extra>{name}</extra>",
+        )
+    fig.add_vline(x=100, line_dash="dot", line_color="#E45756")
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(ticksuffix="%")
+    return _layout(fig, height=max(170, 44 * len(frame) + 110))
+
+
 def _short(resource_id: str, width: int = 42) -> str:
     text = str(resource_id)
     return text if len(text) <= width else "…" + text[-(width - 1) :]

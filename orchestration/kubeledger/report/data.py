@@ -77,6 +77,7 @@ class ReportData:
     health_daily: pd.DataFrame | None = None
     health_summary: pd.DataFrame | None = None
     health_source: str | None = None
+    budgets: pd.DataFrame | None = None
     missing: dict[str, str] = field(default_factory=dict)
 
 
@@ -620,6 +621,28 @@ def _health(
     return daily, summary, "marts.fct_reconciliation_daily"
 
 
+def _budgets(con: duckdb.DuckDBPyConnection, args: list[Any]) -> pd.DataFrame:
+    """Every budget (owners' and allocations') on its last status day of the month."""
+    return _frame(
+        con,
+        """
+        with latest as (
+            select *, row_number() over (
+                partition by budget_name order by status_date desc
+            ) as recency
+            from marts.fct_budget_status_daily
+            where status_date between ? and ?
+        )
+        select budget_name, budget_kind, status_date, monthly_budget, used_basis, used_cost,
+               forecast_cost, used_pct_of_budget, forecast_pct_of_budget, thresholds_crossed
+        from latest
+        where recency = 1
+        order by thresholds_crossed_count > 0 desc, forecast_pct_of_budget desc, budget_name
+        """,
+        args,
+    )
+
+
 def _optional(
     data: ReportData, section: str, con: duckdb.DuckDBPyConnection, tables: tuple[str, ...], load
 ) -> None:
@@ -684,10 +707,14 @@ def load_report_data(con: duckdb.DuckDBPyConnection, month: str, *, top: int = 2
     def health() -> None:
         data.health_daily, data.health_summary, data.health_source = _health(con, args)
 
+    def budgets() -> None:
+        data.budgets = _budgets(con, args)
+
     _optional(data, "headline", con, ("fct_reconciliation_daily",), headline)
     _optional(data, "teams", con, ("fct_owner_costs_daily",), teams)
     _optional(data, "idle", con, ("fct_cluster_costs_daily",), split)
     _optional(data, "efficiency", con, ("fct_efficiency_daily",), efficiency)
     _optional(data, "unallocated", con, ("fct_unallocated_resources_daily",), unallocated)
     _optional(data, "health", con, ("fct_reconciliation_daily",), health)
+    _optional(data, "budgets", con, ("fct_budget_status_daily",), budgets)
     return data

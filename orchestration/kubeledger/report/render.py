@@ -49,6 +49,7 @@ SECTIONS = [
     ("idle", "Idle and platform share"),
     ("efficiency", "Efficiency"),
     ("unallocated", "Unallocated resources"),
+    ("budgets", "Budgets"),
     ("health", "Data health"),
     ("close", "Close status"),
 ]
@@ -457,6 +458,46 @@ def _health_context(data: ReportData) -> dict[str, Any]:
     }
 
 
+def _budgets_context(data: ReportData) -> dict[str, Any]:
+    if "budgets" in data.missing:
+        return {"unavailable": data.missing["budgets"]}
+    frame = data.budgets if data.budgets is not None else pd.DataFrame()
+    rows = records(frame)
+    money_fmt = _money_of(data.bill.currency)
+    crossed = [row for row in rows if row.get("thresholds_crossed")]
+
+    def percent(value: Any) -> str:
+        return text(None if value is None else f"{float(value):.2f}%")
+
+    return {
+        "unavailable": None,
+        "count": len(rows),
+        "verdict": (
+            f"{_plural(len(crossed), 'budget')} over a threshold: "
+            + ", ".join(row["budget_name"] for row in crossed)
+            + "."
+            if crossed
+            else f"All {_plural(len(rows), 'budget')} within their thresholds."
+        ),
+        "chart": chart(charts.budget_chart(frame), "budgets"),
+        "rows": [
+            {**row, "_class": "over-budget" if row.get("thresholds_crossed") else ""}
+            for row in rows
+        ],
+        "columns": [
+            Column("budget_name", "Budget"),
+            Column("status_date", "As of", day),
+            Column("monthly_budget", "Budget", money_fmt, "num"),
+            Column("used_cost", "Used", money_fmt, "num strong"),
+            Column("used_basis", "Used from"),
+            Column("forecast_cost", "Forecast", money_fmt, "num"),
+            Column("used_pct_of_budget", "Used %", percent, "num"),
+            Column("forecast_pct_of_budget", "Forecast %", percent, "num"),
+            Column("thresholds_crossed", "Thresholds crossed"),
+        ],
+    }
+
+
 def _close_context(data: ReportData) -> dict[str, Any]:
     if data.close_status is None:
         return {"unavailable": data.missing.get("close", "no close status for this month.")}
@@ -522,6 +563,11 @@ LEDES = {
     "unallocated": (
         "Billed resources nothing in Kubernetes claims — find them, then tag or delete them."
     ),
+    "budgets": (
+        "Monthly budgets per team, cost center, application and cloud-charge allocation: "
+        "used so far (the sealed bill once the month is sealed), and the forecast = used + "
+        "the recent daily average x the days left."
+    ),
     "health": (
         "Whether the data behind each day is complete: usage and bill present, nodes "
         "priced from the bill."
@@ -569,6 +615,7 @@ def render_report(data: ReportData, *, generated_at: dt.datetime | None = None) 
             "idle": _idle_context(data),
             "efficiency": _efficiency_context(data),
             "unallocated": _unallocated_context(data),
+            "budgets": _budgets_context(data),
             "health": _health_context(data),
             "close": _close_context(data),
         },
