@@ -13,8 +13,8 @@ AS_OF ?= 2026-11-19
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --quiet --upgrade pip
+	$(BIN)/pip install --quiet --quiet -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -275,3 +275,21 @@ def test_report_of_the_sealed_bill_shows_its_hand_computed_lines(sealed_env, mon
         ["__unassigned__", "$0.00", "$0.00"],
         ["Org bill", "$310.00", "$310.00"],
     ]
+
+
+def test_the_demo_prints_the_sealed_bill_per_line_key_in_a_few_lines(sealed_env):
+    from kubeledger.close import bill as bills
+
+    with duckdb.connect(sealed_env["KUBELEDGER_DB"], read_only=True) as con:
+        lines = bills.summary_lines(bills.load_bill(con, MONTH))
+    assert lines[0].startswith("bill 2026-10: SEALED as bill-2026-10-")
+    # 31 x 10.00 invoice over three equal estimates: 103.333... each, the cent to cc-a
+    rows = [line.split() for line in lines[3:-1]]
+    assert rows == [
+        ["cc-a", "1", "$103.34"],
+        ["cc-b", "1", "$103.33"],
+        ["cc-c", "1", "$103.33"],
+        ["__unassigned__", "1", "$0.00"],
+        ["total", "4", "$310.00"],
+    ]
+    assert lines[-1].startswith("check: sum of lines $310.00 = sum of targets $310.00")

@@ -367,6 +367,28 @@ def table_lines(bill: Bill) -> list[str]:
     return out
 
 
+def summary_lines(bill: Bill) -> list[str]:
+    """The bill in a few lines (what `make demo` prints): its header, the billed amount per
+    line key (cost center or team) over every cluster and family, with its line count, then
+    the check line. `kubeledger bill` prints every line."""
+    totals: dict[str, list] = {}
+    for line in bill.lines:
+        entry = totals.setdefault(line["line_key"], [0, Decimal("0.00")])
+        entry[0] += 1
+        entry[1] += Decimal(line["billed_cost"])
+    cur = bill.currency
+    rows = [
+        [key, str(count), money(billed, cur)]
+        for key, (count, billed) in sorted(totals.items(), key=lambda item: (-item[1][1], item[0]))
+    ]
+    rows.append(["total", str(len(bill.lines)), money(bill.billed_total, cur)])
+    out = header_lines(bill) + console_table.table_lines(
+        ["billed to", "lines", "billed"], rows, numeric={1, 2}
+    )
+    out.append(check_line(bill))
+    return out
+
+
 def csv_text(bill: Bill) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -41,5 +41,6 @@ def print_demo_close(
         except bills.BillError as exc:
             echo(f"    {exc}")
             return
-    for text in bills.table_lines(the_bill):
+    for text in bills.summary_lines(the_bill):
         echo(text)
+    echo(f"    every line, per cluster and family: kubeledger bill --month {month}")
