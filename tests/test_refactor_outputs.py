@@ -191,9 +191,7 @@ def test_every_key_the_old_parser_named_is_named_at_once(old_tree):
 def outputs(old_tree, tmp_path_factory):
     """(old work folder, new work folder, seconds each) for one fleet built by both."""
     if not FULL:
-        pytest.skip(
-            "7 to 11 minutes: runs with `make test-refactor` (KUBELEDGER_REFACTOR_TEST=1)"
-        )
+        pytest.skip("7 to 11 minutes: runs with `make test-refactor` (KUBELEDGER_REFACTOR_TEST=1)")
     root = tmp_path_factory.mktemp("refactor_outputs")
     summary = generate_fleet(root / "fleet", nodes=6, days=33, pods_per_node=4, clusters=4)
     assert summary["irregularities"]["gpu_nodes"] == []  # GPU pricing came after the refactor
