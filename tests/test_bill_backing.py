@@ -261,13 +261,24 @@ def test_the_report_shows_the_backing_on_its_first_screen(warehouse):
 
 
 def test_a_sealed_month_shows_the_sealed_backing(warehouse, tmp_path):
-    """After the close (as of past the deadline: the estimated cluster falls back to its
-    estimate, SPEC §9) the view reads the sealed store: the same money."""
-    from kubeledger.close.closer import close_month
+    """`make demo`'s close step (as of past the deadline: the estimated cluster falls back to
+    its estimate, SPEC §9) prints the backing under the bill, and the view then reads the
+    sealed store: the same money."""
+    from kubeledger.close.demo import print_demo_close
 
     db = tmp_path / "closed.duckdb"
     db.write_bytes(warehouse.read_bytes())
-    close_month(db, MONTH, dt.date(2026, 11, 20), progress=None)
+    printed: list[str] = []
+    print_demo_close(db, month=MONTH, as_of="2026-11-20", echo=printed.append)
+    assert any(line.strip().startswith("sealed as bill-2026-10-") for line in printed), printed
+    assert printed[-3:] == [
+        "    This bill of 1,760.00 USD is backed by: invoice 900.00 USD (51.1%); "
+        "rate card 60.00 USD (3.4%); estimate 800.00 USD (45.5%).",
+        "    Partly estimated: 800.00 USD (45.5%) of it is the ledger's own estimate, with no "
+        "invoice or rate card behind it (guess compute).",
+        "    Reconciled to invoice counts rate-card clusters as reconciled: their 60.00 USD is "
+        "priced from the rate card, not invoiced.",
+    ]
     backing = _backing(db)
     assert backing.state == "sealed"
     assert backing.total == TOTAL
