@@ -32,6 +32,7 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -71,6 +72,8 @@ def _git(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def old_tree(tmp_path_factory):
     """The code before the refactor, checked out into a temporary worktree (removed after)."""
+    if shutil.which("git") is None:
+        pytest.skip("no git on PATH: the code before the refactor is checked out with git")
     found = _git("rev-parse", "--verify", "--quiet", f"{REFACTOR_MERGE}^1^{{commit}}")
     if found.returncode != 0:
         shallow = _git("rev-parse", "--is-shallow-repository").stdout.strip() == "true"
