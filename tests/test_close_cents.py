@@ -45,12 +45,17 @@ def allocate(sql: str, lines: list[tuple], target: str, policy: str = "separate"
         row[0]
         for row in con.execute(f"select typeof(billed_cost) from ({sql}) as allocated").fetchall()
     }
-    assert types == {"DECIMAL(38,2)"}
+    assert types == {"DECIMAL(38,3)"}  # bill money (SPEC §1.2)
     return {line_id: (billed, carry, share) for line_id, billed, carry, share in rows}
 
 
 def billed(result: dict) -> dict[str, str]:
-    return {line_id: str(values[0]) for line_id, values in result.items()}
+    """Billed amounts as cents text; bill money is decimal(38, 3) (SPEC §1.2), so each amount
+    of a two-decimal currency must have 0 in its third decimal."""
+    cents = Decimal("0.01")
+    for line_id, values in result.items():
+        assert values[0] == values[0].quantize(cents), (line_id, values[0])
+    return {line_id: str(values[0].quantize(cents)) for line_id, values in result.items()}
 
 
 def test_reference_cent_example(allocation_sql):

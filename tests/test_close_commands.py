@@ -22,16 +22,18 @@ from tests.test_close_support import (  # noqa: F401
 MONTH = "2026-10"
 
 
-def make_env(project, path) -> dict[str, str]:
+def make_env(
+    project, path, *, currency: str = "USD", daily_cost: float = 1.0, daily_invoice: float = 10.0
+) -> dict[str, str]:
     db = new_warehouse(path / "cli.duckdb")
     with duckdb.connect(str(db)) as con:
-        add_cluster(con, "c1")
+        add_cluster(con, "c1", currency=currency)
         add_month(
             con,
             "c1",
             MONTH,
-            daily_costs={"cc-a": 1.0, "cc-b": 1.0, "cc-c": 1.0},
-            daily_invoice=10.0,
+            daily_costs={"cc-a": daily_cost, "cc-b": daily_cost, "cc-c": daily_cost},
+            daily_invoice=daily_invoice,
         )
     return {
         "KUBELEDGER_DB": str(db),
@@ -51,7 +53,7 @@ def sealed_env(close_project, tmp_path_factory):  # noqa: F811
     result = invoke(env, commands.close, "--month", MONTH, "--as-of", "2026-11-05")
     assert result.exit_code == 0, result.output
     assert "sealed 2026-10 as bill bill-2026-10-" in result.output
-    assert "status full, 4 lines over 1 slices, 310.00 billed = target 310.00" in result.output
+    assert "status full, 4 lines over 1 slices, $310.00 billed = target $310.00" in result.output
     return env
 
 
@@ -64,7 +66,8 @@ def test_close_refuses_before_the_grace_window_and_bill_shows_the_draft(close_pr
     assert draft.exit_code == 0, draft.output
     assert draft.output.startswith("bill 2026-10: DRAFT - not sealed")
     assert draft.output.rstrip().splitlines()[-1] == (
-        "check: sum of lines 310.00 = sum of targets 310.00 (invoice 310.00 + estimated 0.00): OK"
+        "check: sum of lines $310.00 = sum of targets $310.00 (invoice $310.00 + estimated "
+        "$0.00): OK"
     )
     bad = invoke(env, commands.close, "--month", "2026-13")
     assert bad.exit_code == 2 and "--month must be YYYY-MM" in bad.output
@@ -76,11 +79,69 @@ def test_bill_prints_the_sealed_bill_with_its_check_line(sealed_env):
     lines = result.output.rstrip().splitlines()
     assert lines[0].startswith("bill 2026-10: SEALED as bill-2026-10-")
     assert any(
-        line.split()[:6] == ["c1", "compute", "cc-a", "31.000000", "103.34", "+1c"]
+        line.split()[:6] == ["c1", "compute", "cc-a", "31.000000", "$103.34", "+1c"]
         for line in lines
     )
     assert lines[-1] == (
-        "check: sum of lines 310.00 = sum of targets 310.00 (invoice 310.00 + estimated 0.00): OK"
+        "check: sum of lines $310.00 = sum of targets $310.00 (invoice $310.00 + estimated "
+        "$0.00): OK"
+    )
+
+
+# Hand-computed (SPEC §1.2, §9). Yen: 31 days x 1,000.4 = 31,012.4, rounded to the yen
+# 31,012; three equal estimates: 10,337.33 each, floored to 10,337 (31,011), the one leftover
+# yen to cc-a (ties: smallest ID). Dinars: 31 x 10.0001 = 310.0031 -> 310.003; 103.334333
+# each, floored to 103.334 (310.002), the leftover fils to cc-a.
+CURRENCY_CASES = {
+    "JPY": (
+        100.0,
+        1000.4,
+        {"cc-a": "10338", "cc-b": "10337", "cc-c": "10337", "__unassigned__": "0"},
+        ("¥31,012", "¥10,338", "¥10,337", "¥0"),
+    ),
+    "KWD": (
+        1.0,
+        10.0001,
+        {"cc-a": "103.335", "cc-b": "103.334", "cc-c": "103.334", "__unassigned__": "0"},
+        ("KWD 310.003", "KWD 103.335", "KWD 103.334", "KWD 0.000"),
+    ),
+}
+
+
+@pytest.mark.parametrize("currency", sorted(CURRENCY_CASES))
+def test_a_bill_in_yen_has_no_decimals_and_one_in_dinars_three(
+    close_project,  # noqa: F811
+    tmp_path,
+    currency,
+):
+    daily_cost, daily_invoice, billed, (total, first, other, zero) = CURRENCY_CASES[currency]
+    env = make_env(
+        close_project,
+        tmp_path,
+        currency=currency,
+        daily_cost=daily_cost,
+        daily_invoice=daily_invoice,
+    )
+    sealed = invoke(env, commands.close, "--month", MONTH, "--as-of", "2026-11-05")
+    assert sealed.exit_code == 0, sealed.output
+    assert f"status full, 4 lines over 1 slices, {total} billed = target {total}" in sealed.output
+    with duckdb.connect(env["KUBELEDGER_DB"], read_only=True) as con:
+        rows = con.execute(
+            "select line_id, billed_cost from sealed.sealed_bill_lines order by line_id"
+        ).fetchall()
+        (target,) = con.execute("select target_cost from sealed.sealed_bills").fetchone()
+    assert {line_id.split("|")[-1]: cost for line_id, cost in rows} == {
+        key: Decimal(value) for key, value in billed.items()
+    }
+    assert target == Decimal(total.replace("¥", "").replace("KWD ", "").replace(",", ""))
+    result = invoke(env, commands.bill, "--month", MONTH)
+    assert result.exit_code == 0, result.output
+    lines = result.output.rstrip().splitlines()
+    assert any("cc-a" in line and f" {first} " in line and "+1c" in line for line in lines)
+    assert any("cc-b" in line and f" {other} " in f"{line} " for line in lines)
+    assert lines[-1] == (
+        f"check: sum of lines {total} = sum of targets {total} (invoice {total} + estimated "
+        f"{zero}): OK"
     )
 
 
@@ -96,7 +157,7 @@ def test_bill_exports_csv_and_parquet_with_exact_decimals(sealed_env, tmp_path):
     ]
     assert sum(Decimal(row["billed_cost"]) for row in rows) == Decimal("310.00")
     assert {row["bill_state"] for row in rows} == {"sealed"}
-    assert "check: sum of lines 310.00 = sum of targets 310.00" in result.stderr
+    assert "check: sum of lines $310.00 = sum of targets $310.00" in result.stderr
 
     out = tmp_path / "bill.parquet"
     result = invoke(
@@ -107,7 +168,7 @@ def test_bill_exports_csv_and_parquet_with_exact_decimals(sealed_env, tmp_path):
     with duckdb.connect() as con:
         assert con.execute(
             f"select sum(billed_cost), typeof(any_value(billed_cost)) from '{out}'"
-        ).fetchone() == (Decimal("310.00"), "DECIMAL(38,2)")
+        ).fetchone() == (Decimal("310.00"), "DECIMAL(38,3)")  # bill money, SPEC §1.2
 
 
 def test_explain_traces_a_line_to_its_invoice_slice_days_and_pods(sealed_env):
@@ -115,17 +176,17 @@ def test_explain_traces_a_line_to_its_invoice_slice_days_and_pods(sealed_env):
     assert result.exit_code == 0, result.output
     text = result.output
     assert "line c1|compute|cc-a of the sealed bill of 2026-10" in text
-    assert "billed 103.34" in text
+    assert "billed $103.34" in text
     assert "factor 3.333333, reconciled True, status ready" in text
     assert "carried cent: yes" in text
-    assert "invoice slice: 31 sealed billing-line references, sum 310.00" in text
+    assert "invoice slice: 31 sealed billing-line references, sum $310.00" in text
     assert (
         "estimate per day (compute, by cost_center, from the ledger as it is now; 31 days, "
         "total 31.000000):" in text
     )
     assert "    2026-10-01  1.000000" in text
-    assert "top pods: pod-cc-a-1 31.00" in text
-    assert "top namespaces: ns-cc-a 31.00" in text
+    assert "top pods: pod-cc-a-1 $31.00" in text
+    assert "top namespaces: ns-cc-a $31.00" in text
 
     unknown = invoke(sealed_env, commands.explain, "--month", MONTH, "--line", "c1|compute|zz")
     assert unknown.exit_code == 1
@@ -173,10 +234,10 @@ def test_verify_passes_then_names_a_one_dollar_move_and_bill_explain_refuse(seal
     failed = invoke(env, commands.verify)
     assert failed.exit_code == 1
     assert (
-        "slice c1/compute, line c1|compute|cc-a: billed_cost is 104.34 in the warehouse, "
-        "103.34 as sealed" in failed.stderr
+        "slice c1/compute, line c1|compute|cc-a: billed_cost is 104.340 in the warehouse, "
+        "103.340 as sealed" in failed.stderr  # the column as stored: decimal(38, 3)
     )
-    assert "line c1|compute|cc-b: billed_cost is 102.33 in the warehouse" in failed.stderr
+    assert "line c1|compute|cc-b: billed_cost is 102.330 in the warehouse" in failed.stderr
     bill = invoke(env, commands.bill, "--month", MONTH)
     assert bill.exit_code == 1
     assert "month 2026-10 fails verification, so it is not presented" in bill.output

@@ -6,9 +6,11 @@ zeros, tiny and negative ones, and sometimes nothing attributed at all; about a 
 no billing link (no invoice), the others an invoice that is random (factors from 0.1 to 10,
 so some fall outside the bounds and fall back), zero, negative, or missing (a link that
 selects no line). 10,000 reports are September 2026 under policy `separate`, 10,000 October
-under `proportional`. Every report must bill exactly its target (`=` on decimal(38, 2)), no
-line negative, factor 1.0 when not reconciled, fewer carried cents than lines; and a sample is
-recomputed with exact fractions in Python, line by line.
+under `proportional`. A third of the clusters bill in US dollars (2 decimals), a third in yen
+(0) and a third in Kuwaiti dinars (3): every report must bill exactly its target (`=` on
+decimal(38, 3), each amount a whole number of its currency's minor unit), no line negative,
+factor 1.0 when not reconciled, fewer carried cents than lines; and a sample is recomputed
+with exact fractions in Python, line by line.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from tests.test_close_support import close_project, new_warehouse, run_dbt  # no
 REPORTS_PER_MONTH = 10_000
 MONTHS = {"2026-09": ("separate", "2026-09-30"), "2026-10": ("proportional", "2026-10-31")}
 AS_OF = "2026-11-30"  # past both deadlines: every slice is final
+# Minor-unit digits by ISO 4217 (written here, not read from the seed or Babel: an oracle).
+DIGITS = {"USD": 2, "JPY": 0, "KWD": 3}
 
 
 def generate_reports(con: duckdb.DuckDBPyConnection) -> None:
@@ -43,7 +47,8 @@ def generate_reports(con: duckdb.DuckDBPyConnection) -> None:
             1 + cast(floor(random() * 30) as integer) as line_count,
             random() as kind_draw,
             random() < 0.03 as nothing_attributed,
-            pow(10, random() * 2 - 1) as invoice_multiplier
+            pow(10, random() * 2 - 1) as invoice_multiplier,
+            case report_id % 3 when 0 then 'USD' when 1 then 'JPY' else 'KWD' end as currency
         from range(1, {2 * REPORTS_PER_MONTH + 1}) as ids(report_id)
         """
     )
@@ -108,7 +113,7 @@ def generate_reports(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         """
         insert into mock.stg_config__clusters
-        select cluster_id, 'aws', invoice_kind <> 'no_link', 'USD', null, null, null
+        select cluster_id, 'aws', invoice_kind <> 'no_link', currency, null, null, null
         from report_kinds
         """
     )
@@ -143,25 +148,31 @@ def generate_reports(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def expected_lines(lines: list[tuple], target: Decimal, policy: str) -> dict[str, Decimal]:
-    """SPEC §9's rule with exact fractions: (line_id, estimate, is_unassigned) -> billed."""
+def expected_lines(
+    lines: list[tuple], target: Decimal, policy: str, digits: int = 2
+) -> dict[str, Decimal]:
+    """SPEC §9's rule with exact fractions, in units of 10**-digits (the currency's minor
+    unit): (line_id, estimate, is_unassigned) -> billed."""
+    scale = 10**digits
     weights = {line_id: max(Fraction(estimate), Fraction(0)) for line_id, estimate, _ in lines}
     unassigned = next(line_id for line_id, _, is_unassigned in lines if is_unassigned)
     others = sum(weight for line_id, weight in weights.items() if line_id != unassigned)
     if policy == "proportional" and others > 0:
         weights[unassigned] = Fraction(0)
     total = sum(weights.values())
-    cents = int(target * 100)
+    units = target * scale
+    assert units == int(units), (target, digits)  # the target is a whole number of units
+    cents = int(units)
     if total == 0:
         return {
-            line_id: Decimal(cents if line_id == unassigned else 0) / 100 for line_id in weights
+            line_id: Decimal(cents if line_id == unassigned else 0) / scale for line_id in weights
         }
     floors = {line_id: (weight * cents) // total for line_id, weight in weights.items()}
     leftover = cents - sum(floors.values())
     order = sorted(weights, key=lambda line_id: (-weights[line_id], line_id.encode()))
     for line_id in order[:leftover]:
         floors[line_id] += 1
-    return {line_id: Decimal(value) / 100 for line_id, value in floors.items()}
+    return {line_id: Decimal(value) / scale for line_id, value in floors.items()}
 
 
 def test_twenty_thousand_random_reports_balance_to_the_cent(close_project, tmp_path):  # noqa: F811
@@ -220,8 +231,23 @@ def test_twenty_thousand_random_reports_balance_to_the_cent(close_project, tmp_p
                     as no_link_reconciled,
                 count(*) filter (
                     where kinds.invoice_kind = 'no_link'
-                    and not (target_cost = cast(estimated_cost as decimal(38, 2)))
+                    and not (target_cost = case kinds.currency
+                        when 'JPY' then cast(cast(estimated_cost as decimal(38, 0))
+                            as decimal(38, 3))
+                        when 'KWD' then cast(estimated_cost as decimal(38, 3))
+                        else cast(cast(estimated_cost as decimal(38, 2)) as decimal(38, 3))
+                    end)
                 ) as no_link_not_estimate,
+                count(*) filter (
+                    where billed_cost * case kinds.currency when 'JPY' then 1
+                        when 'KWD' then 1000 else 100 end
+                    <> floor(billed_cost * case kinds.currency when 'JPY' then 1
+                        when 'KWD' then 1000 else 100 end)
+                    or target_cost * case kinds.currency when 'JPY' then 1
+                        when 'KWD' then 1000 else 100 end
+                    <> floor(target_cost * case kinds.currency when 'JPY' then 1
+                        when 'KWD' then 1000 else 100 end)
+                ) as not_in_minor_units,
                 count(*) filter (where kinds.invoice_kind = 'negative' and is_reconciled)
                     as negative_reconciled,
                 count(*) filter (where is_reconciled and not (target_cost = invoice_cost))
@@ -245,6 +271,7 @@ def test_twenty_thousand_random_reports_balance_to_the_cent(close_project, tmp_p
             "without_one_unassigned",
             "no_link_reconciled",
             "no_link_not_estimate",
+            "not_in_minor_units",
             "negative_reconciled",
             "reconciled_not_invoice",
             "still_blocked",
@@ -254,7 +281,7 @@ def test_twenty_thousand_random_reports_balance_to_the_cent(close_project, tmp_p
         ]
         result = dict(zip(names, summary, strict=True))
         assert result["reports"] == 20_000
-        for invariant in names[1:12] + ["zero_invoice_not_factor_0"]:
+        for invariant in names[1:13] + ["zero_invoice_not_factor_0"]:
             assert result[invariant] == 0, (invariant, result)
         # The generated cases do exercise the rules: a third estimated, most with cents carried.
         assert 6_000 < result["estimated"] < 12_000, result
@@ -265,7 +292,7 @@ def test_twenty_thousand_random_reports_balance_to_the_cent(close_project, tmp_p
         rows = con.execute(
             """
             select lines.bill_month, lines.cluster_id, lines.line_id, lines.estimated_cost,
-                lines.is_unassigned, lines.target_cost, lines.billed_cost
+                lines.is_unassigned, lines.target_cost, lines.billed_cost, kinds.currency
             from intermediate.int_bill_lines_allocated as lines
             inner join report_kinds as kinds on lines.cluster_id = kinds.cluster_id
             where kinds.report_id in (select unnest(?))
@@ -273,14 +300,16 @@ def test_twenty_thousand_random_reports_balance_to_the_cent(close_project, tmp_p
             [sample],
         ).fetchall()
     reports: dict[tuple, list] = defaultdict(list)
-    for month, cluster, line_id, estimate, unassigned, target, billed in rows:
-        reports[(month, cluster, target)].append((line_id, estimate, unassigned, billed))
+    for month, cluster, line_id, estimate, unassigned, target, billed, currency in rows:
+        reports[(month, cluster, target, currency)].append((line_id, estimate, unassigned, billed))
     assert len(reports) == len(sample)
-    for (month, _cluster, target), lines in reports.items():
+    assert {key[3] for key in reports} == {"USD", "JPY", "KWD"}
+    for (month, _cluster, target, currency), lines in reports.items():
         expected = expected_lines(
             [(line_id, estimate, unassigned) for line_id, estimate, unassigned, _ in lines],
             target,
             MONTHS[month][0],
+            DIGITS[currency],
         )
         assert {line_id: billed for line_id, _, _, billed in lines} == expected
 
@@ -302,3 +331,47 @@ def test_expected_lines_reference_matches_the_article():
         "c|compute|c": Decimal("3.33"),
         "c|compute|__unassigned__": Decimal("0"),
     }
+
+
+def test_expected_lines_reference_in_yen_and_dinars():
+    # The same three lines in a currency without decimals and in one with three.
+    lines = [
+        ("c|compute|a", Decimal("1"), False),
+        ("c|compute|b", Decimal("1"), False),
+        ("c|compute|c", Decimal("1"), False),
+        ("c|compute|__unassigned__", Decimal("0"), True),
+    ]
+    assert expected_lines(lines, Decimal("1000"), "separate", 0) == {
+        "c|compute|a": Decimal("334"),
+        "c|compute|b": Decimal("333"),
+        "c|compute|c": Decimal("333"),
+        "c|compute|__unassigned__": Decimal("0"),
+    }
+    assert expected_lines(lines, Decimal("10.000"), "separate", 3) == {
+        "c|compute|a": Decimal("3.334"),
+        "c|compute|b": Decimal("3.333"),
+        "c|compute|c": Decimal("3.333"),
+        "c|compute|__unassigned__": Decimal("0"),
+    }
+
+
+def test_currency_seed_is_babel_and_iso():
+    """The seed the close reads equals Babel's data (regenerate it with `python -m
+    kubeledger.currency` after a Babel upgrade), with ISO 4217's digits for a few codes."""
+    import csv
+
+    from kubeledger.currency import SEED, seed_rows
+
+    with SEED.open() as handle:
+        rows = [(row["currency"], int(row["minor_unit_digits"])) for row in csv.DictReader(handle)]
+    assert rows == seed_rows()
+    digits = dict(rows)
+    assert {code: digits[code] for code in ("JPY", "USD", "EUR", "KWD", "BHD", "KRW")} == {
+        "JPY": 0,
+        "USD": 2,
+        "EUR": 2,
+        "KWD": 3,
+        "BHD": 3,
+        "KRW": 0,
+    }
+    assert "CLF" not in digits  # 4 digits: wider than a bill column

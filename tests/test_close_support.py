@@ -86,6 +86,14 @@ def make_scratch_project(dest: Path) -> DbtProject:
         "data-tests/close",
     ):
         shutil.copytree(REPO / folder, dest / folder, dirs_exist_ok=True)
+    # The currency minor units the close rounds to (SPEC §1.2): the project's own seed.
+    (dest / "seeds").mkdir(exist_ok=True)
+    shutil.copy(REPO / "seeds" / "currency_minor_units.csv", dest / "seeds")
+    (dest / "seeds" / "_seeds.yml").write_text(
+        "version: 2\nseeds:\n  - name: currency_minor_units\n    config:\n"
+        "      tags: [close]\n"
+        "      column_types: {currency: string, minor_unit_digits: integer}\n"
+    )
     stubs = dest / "models" / "stubs"
     stubs.mkdir(parents=True, exist_ok=True)
     for name in MOCK_TABLES:
@@ -131,10 +139,11 @@ def add_cluster(
     *,
     linked: bool = True,
     provider: str = "aws",
+    currency: str = "USD",
 ) -> None:
     con.execute(
-        "insert into mock.stg_config__clusters values (?, ?, ?, 'USD', null, null, null)",
-        [cluster, provider, linked],
+        "insert into mock.stg_config__clusters values (?, ?, ?, ?, null, null, null)",
+        [cluster, provider, linked, currency],
     )
 
 

@@ -136,13 +136,13 @@ def test_the_demo_prints_the_months_allocation_spend(fleet_db):
     assert rows["GPU-Research"] == [
         "GPU-Research",
         "31",
-        "726.01",
-        "726.01",
-        "800.00",
+        "$726.01",
+        "$726.01",
+        "$800.00",
         "90.8",
         "80%",
         "of",
         "used",
     ]
-    assert rows["Research"][:6] == ["Research", "15", "67.72", "67.72", "120.00", "56.4"]
+    assert rows["Research"][:6] == ["Research", "15", "$67.72", "$67.72", "$120.00", "56.4"]
     assert rows["Ops"][-1] == "-"

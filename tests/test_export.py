@@ -1,8 +1,8 @@
 """Month exports (issue 9) on the generated fleet of test_report.py: Parquet read back equals
 the mart rows for the month with the same money types, CSV has the contract's header, the
 manifest counts the rows, a missing mart is written empty with its schema, the files are
-byte-identical run to run, and the FOCUS file has the FOCUS columns and sums to
-fct_owner_costs_daily's total for the month.
+byte-identical run to run, and the FOCUS file is the month's bill, line for line, within
+FOCUS 1.2's column rules.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ FOCUS_REQUIRED = (
     "PricingCategory",
     "ProviderName",
     "PublisherName",
+    "PricingQuantity",
+    "PricingUnit",
     "ResourceId",
     "ResourceName",
     "ResourceType",
@@ -64,7 +66,7 @@ FOCUS_REQUIRED = (
     "SubAccountName",
     "Tags",
 )
-EXTENSIONS = ("x_Team", "x_CostCenter", "x_Application", "x_CostFamily", "x_AllocationShare")
+EXTENSIONS = ("x_BillState", "x_BillLineId", "x_CostFamily", "x_LineKey", "x_EstimatedCost")
 
 
 @pytest.fixture(scope="module")
@@ -235,70 +237,43 @@ def test_a_missing_mart_is_written_empty_with_its_schema(fleet_db, tmp_path):
     ]
 
 
-def test_focus_export_has_the_focus_columns_and_sums_to_the_owner_costs(fleet_db, parquet_dir):
+def test_focus_export_is_the_months_bill_and_passes_the_focus_rules(fleet_db, parquet_dir):
+    """One FOCUS row per line of the month's bill (this fleet's is a draft: not closed), its
+    BilledCost the line's billed amount, the file within FOCUS 1.2's column rules."""
+    from tests.reference import focus12
+    from tests.test_export_focus import parquet_columns, parquet_rows
+
     path = parquet_dir / "focus_allocated_costs.parquet"
+    rows = parquet_rows(path)
+    names = list(rows[0])
+    for column in FOCUS_REQUIRED + EXTENSIONS:
+        assert column in names, column
+    assert [n for n in names if not n.startswith("x_")] == sorted(
+        n for n in names if not n.startswith("x_")
+    ), "FOCUS columns in alphabetical order"
+    assert focus12.violations(parquet_columns(path), rows) == []
     with duckdb.connect(str(fleet_db), read_only=True) as con:
-        names = [
-            row[0]
-            for row in con.execute(f"describe select * from read_parquet('{path}')").fetchall()
-        ]
-        for column in FOCUS_REQUIRED + EXTENSIONS:
-            assert column in names, column
-        assert [n for n in names if not n.startswith("x_")] == sorted(
-            n for n in names if not n.startswith("x_")
-        ), "FOCUS columns in alphabetical order"
-        owner_total, owner_platform = con.execute(
-            """
-            select sum(total_cost), sum(platform_share_cost)
-            from marts.fct_owner_costs_daily
-            where usage_date between ? and ?
-            """,
-            [FIRST, LAST],
+        lines = dict(
+            con.execute(
+                "select line_id, billed_cost from marts.fct_bill_lines_monthly "
+                "where bill_month = ?",
+                [MONTH],
+            ).fetchall()
+        )
+        (state,) = con.execute(
+            "select min(bill_state) from marts.fct_bill_lines_monthly where bill_month = ?",
+            [MONTH],
         ).fetchone()
-        focus_total, billed_total, platform_total = con.execute(
-            f"""select sum("EffectiveCost"), sum("BilledCost"),
-                       sum("EffectiveCost") filter (where "x_AllocationShare" = 'platform_share')
-                from read_parquet('{path}')"""
-        ).fetchone()
-        assert isinstance(focus_total, Decimal)
-        assert abs(float(focus_total) - owner_total) < 1e-6
-        assert billed_total == focus_total
-        assert abs(float(platform_total or 0) - owner_platform) < 1e-6
-        by_team = con.execute(
-            f"""
-            with owner as (
-                select team, sum(total_cost) as cost from marts.fct_owner_costs_daily
-                where usage_date between '{FIRST}' and '{LAST}' group by team
-            ), exported as (
-                select "x_Team" as team, sum("EffectiveCost") as cost
-                from read_parquet('{path}') group by all
-            )
-            select max(abs(owner.cost - coalesce(cast(exported.cost as double), 0)))
-            from owner left join exported using (team)
-            """
-        ).fetchone()[0]
-        assert by_team < 1e-6
-        facts = con.execute(
-            f"""
-            select count(distinct "ChargeCategory"), min("ChargeCategory"),
-                   min("ProviderName"), count(distinct "SubAccountId"),
-                   min("ChargePeriodStart"), max("ChargePeriodEnd"),
-                   min("BillingPeriodStart"), max("BillingPeriodEnd"),
-                   count(*) filter (where "EffectiveCost" = 0)
-            from read_parquet('{path}')
-            """
-        ).fetchone()
-        clusters = con.execute(
-            "select count(distinct cluster_id) from marts.fct_owner_costs_daily "
-            "where usage_date between ? and ?",
-            [FIRST, LAST],
-        ).fetchone()[0]
-    assert facts[0] == 1 and facts[1] == "Usage" and facts[2] == "kubeledger"
-    assert facts[3] == clusters
-    assert str(facts[4]) == "2026-10-01 00:00:00" and str(facts[5]) == "2026-11-01 00:00:00"
-    assert str(facts[6]) == "2026-10-01 00:00:00" and str(facts[7]) == "2026-11-01 00:00:00"
-    assert facts[8] == 0
-    assert Decimal(manifest(parquet_dir)["focus"]["total_effective_cost"]) == focus_total
+    assert len(lines) > 0
+    assert {row["x_BillLineId"]: row["BilledCost"] for row in rows} == lines
+    total = sum(lines.values(), Decimal("0"))
+    assert sum((row["BilledCost"] for row in rows), Decimal("0")) == total
+    assert sum((row["EffectiveCost"] for row in rows), Decimal("0")) == total
+    assert {row["x_BillState"] for row in rows} == {state}
+    assert {row["ChargeCategory"] for row in rows} == {"Usage"}
+    assert {row["ProviderName"] for row in rows} == {"kubeledger"}
+    assert all(row["PricingQuantity"] is not None for row in rows)
+    assert Decimal(manifest(parquet_dir)["focus"]["total_billed_cost"]) == total
 
 
 def test_cli_exports_and_rejects_a_bad_month(fleet_db, tmp_path, monkeypatch):

@@ -102,9 +102,9 @@ SLICE_TYPES = {
     "has_billing_link": "boolean",
     "link_state": "varchar",
     "billing_line_count": "integer",
-    "invoice_cost": "decimal(38, 2)",
+    "invoice_cost": "decimal(38, 3)",
     "estimated_cost": "decimal(38, 6)",
-    "target_cost": "decimal(38, 2)",
+    "target_cost": "decimal(38, 3)",
     "basis": "varchar",
     "is_reconciled": "boolean",
     "factor": "decimal(38, 10)",
@@ -134,9 +134,9 @@ LINE_TYPES = {
     "estimated_cost": "decimal(38, 6)",
     "allocation_estimate": "decimal(38, 6)",
     "exact_share": "decimal(38, 10)",
-    "rounded_down_cost": "decimal(38, 2)",
+    "rounded_down_cost": "decimal(38, 3)",
     "is_carry_cent": "boolean",
-    "billed_cost": "decimal(38, 2)",
+    "billed_cost": "decimal(38, 3)",
 }
 
 
@@ -240,13 +240,35 @@ def test_a_second_seal_of_a_month_is_refused_by_the_database(con):
         )
 
 
+def test_a_bill_off_its_currencys_minor_unit_is_never_written(con):
+    # c1 still sums to 100.00, but in fractions of a cent: 33.345 + 33.325 (SPEC §1.2).
+    slices, lines = balanced_bill()
+    lines[0]["billed_cost"] = Decimal("33.345")
+    lines[1]["billed_cost"] = Decimal("33.325")
+    write_bill(con, slices, lines)
+    with pytest.raises(UnbalancedBillError) as refused:
+        seal_month(con, MONTH, SOURCES, as_of=AS_OF)
+    assert str(refused.value) == (
+        "the bill of 2026-10 is not in its currency's minor unit (staged); nothing was "
+        "sealed: cluster c1 compute: c1|compute|cc-a 33.345 is not a whole number of USD's "
+        "minor unit; cluster c1 compute: c1|compute|cc-b 33.325 is not a whole number of "
+        "USD's minor unit"
+    )
+    assert set(sealed_counts(con).values()) == {0}
+    # The same amounts in dinars (3 decimals) are whole fils: the bill seals.
+    for row in slices:
+        row["currency"] = "KWD"
+    write_bill(con, slices, lines)
+    assert seal_month(con, MONTH, SOURCES, as_of=AS_OF).billed_cost == Decimal("112.35")
+
+
 def test_an_unbalanced_bill_is_never_written(con):
     slices, lines = balanced_bill()
     lines[2]["billed_cost"] = Decimal("33.34")  # c1 now sums to 100.01
     write_bill(con, slices, lines)
     with pytest.raises(UnbalancedBillError) as refused:
         seal_month(con, MONTH, SOURCES, as_of=AS_OF)
-    assert "cluster c1 compute: billed 100.01 <> target 100.00" in str(refused.value)
+    assert "cluster c1 compute: billed 100.010 <> target 100.000" in str(refused.value)
     assert "nothing was sealed" in str(refused.value)
     assert set(sealed_counts(con).values()) == {0}
 

@@ -1,6 +1,6 @@
 {{ config(tags=['close']) }}
 
--- Every bill slice's lines sum to its target exactly (`=` on decimal(38, 2), never an
+-- Every bill slice's lines sum to its target exactly (`=` on decimal(38, 3), never an
 -- epsilon), and every slice has lines: the invariant a seal asserts again before writing.
 with
 

@@ -1,9 +1,9 @@
 {{ config(tags=['close']) }}
 
 -- SPEC §9: a slice billed on its estimate (no billing link, a negative invoice, an empty slice
--- or a factor out of bounds) has target = its estimate rounded to the cent, and each of its
--- lines is billed at its own estimate (factor 1: within the rounding, less than 0.015 — half a
--- cent from rounding the total plus under a cent from rounding down, or one carried cent); a
+-- or a factor out of bounds) has target = its estimate rounded to the minor unit, and each of
+-- its lines is billed at its own estimate (factor 1: within the rounding, less than 1.5 units
+-- — half a unit from rounding the total plus under one from rounding down, or one carried); a
 -- slice that should be on its estimate is; and a reconciled slice with every day complete has
 -- target = its invoice slice. Returns the slices (and lines) that break any of these.
 with
@@ -21,7 +21,8 @@ targets as (
         days_missing,
         estimated_cost,
         invoice_cost,
-        target_cost
+        target_cost,
+        minor_unit_digits
     from {{ ref('int_bill_targets_monthly') }}
 ),
 
@@ -43,7 +44,8 @@ slice_problems as (
         case
             when
                 basis = 'estimate'
-                and target_cost != cast(estimated_cost as decimal(38, 2))
+                and target_cost
+                != {{ round_to_minor_unit('estimated_cost', 'minor_unit_digits') }}
                 then 'estimate basis not billed at its estimate'
             when
                 basis != 'estimate'
@@ -80,7 +82,7 @@ line_problems as (
                 when lines.allocation_estimate > 0 then lines.allocation_estimate
                 else 0
             end
-        ) >= 0.015
+        ) >= 1.5 * {{ minor_unit_size('targets.minor_unit_digits') }}
 ),
 
 final as (

@@ -1,7 +1,7 @@
 {{ config(tags=['close']) }}
 
 -- The sealed store stays balanced: every sealed slice's lines sum to its target, and every
--- sealed bill's slices sum to the bill's total (`=` on decimal(38, 2)). Passes trivially
+-- sealed bill's slices sum to the bill's total (`=` on decimal(38, 3)). Passes trivially
 -- until the first seal creates schema `sealed`.
 {%- set sealed_bills = source('sealed', 'sealed_bills') %}
 {%- set sealed_clusters = source('sealed', 'sealed_bill_clusters') %}

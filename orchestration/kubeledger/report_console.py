@@ -8,9 +8,13 @@ from pathlib import Path
 
 import duckdb
 
+from kubeledger.close.relations import find_relation
 from kubeledger.console_table import table_lines
+from kubeledger.currency import format_amount
 
 Echo = Callable[[str], None]
+# A cell's format: a str.format pattern, or a function of (value, row) for money.
+Format = str | Callable[[object, tuple], str]
 
 
 def month_bounds(month: str) -> tuple[dt.date, dt.date]:
@@ -20,14 +24,16 @@ def month_bounds(month: str) -> tuple[dt.date, dt.date]:
     return first, following - dt.timedelta(days=1)
 
 
-def _table(echo: Echo, headers: list[str], rows: list[tuple], formats: list[str]) -> None:
+def _cell(fmt: Format, value: object, row: tuple) -> str:
+    if value is None:
+        return "-"
+    return fmt.format(value) if isinstance(fmt, str) else fmt(value, row)
+
+
+def _table(echo: Echo, headers: list[str], rows: list[tuple], formats: list[Format]) -> None:
     """Print `rows` formatted cell by cell (`formats`, `-` for none), numbers right-aligned."""
     cells = [
-        [
-            fmt.format(value) if value is not None else "-"
-            for fmt, value in zip(formats, row, strict=True)
-        ]
-        for row in rows
+        [_cell(fmt, value, row) for fmt, value in zip(formats, row, strict=True)] for row in rows
     ]
     # text columns ("{}") read left to right; numbers line up on the right
     numbers = [i for i, fmt in enumerate(formats) if fmt != "{}"]
@@ -35,9 +41,37 @@ def _table(echo: Echo, headers: list[str], rows: list[tuple], formats: list[str]
         echo("  " + line)
 
 
+def _currencies(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, str], str]:
+    """(cluster -> its billing currency, the configured default), from the config models."""
+    default = "USD"
+    settings = find_relation(con, "stg_config__settings")
+    if settings is not None:
+        row = con.execute(f"select min(currency) from {settings}").fetchone()
+        default = (row[0] if row else None) or default
+    clusters = find_relation(con, "stg_config__clusters")
+    if clusters is None:
+        return {}, default
+    rows = con.execute(f"select cluster_id, currency from {clusters}").fetchall()
+    return {cluster: currency or default for cluster, currency in rows}, default
+
+
+def cluster_money(con: duckdb.DuckDBPyConnection) -> Callable[[object, tuple], str]:
+    """A money cell of a row whose first column is the cluster, in that cluster's currency
+    at its minor unit (SPEC §1.2): `$1,234.50`, `¥1,235`, `KWD 1.250`."""
+    by_cluster, default = _currencies(con)
+    return lambda value, row: format_amount(value, by_cluster.get(row[0], default))
+
+
+def default_money(con: duckdb.DuckDBPyConnection) -> Callable[[object, tuple], str]:
+    """A money cell in the configured currency (rows not of one cluster)."""
+    _, default = _currencies(con)
+    return lambda value, row: format_amount(value, default)
+
+
 def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -> None:
     """Node pricing, the five-way split, the two daily figures and the top teams, per cluster."""
     first, last = month_bounds(month)
+    money = cluster_money(con)
     args = [first, last]
     echo(f"\nNode costs, {month} (fct_node_costs_daily):")
     rows = con.execute(
@@ -57,7 +91,7 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
         echo,
         ["cluster", "nodes", "node-hours", "from bill", "rate card", "estimate", "total"],
         rows,
-        ["{}", "{:,}", "{:,.0f}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:,.2f}"],
+        ["{}", "{:,}", "{:,.0f}", money, money, money, money],
     )
 
     echo(f"\nWhere the money went, {month} (fct_cluster_costs_daily):")
@@ -86,7 +120,7 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
             "total",
         ],
         rows,
-        ["{}"] + ["{:,.2f}"] * 7,
+        ["{}"] + [money] * 7,
     )
 
     echo(f"\nReconciliation, {month} (fct_reconciliation_daily):")
@@ -116,7 +150,7 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
             "unallocated IDs/day",
         ],
         rows,
-        ["{}", "{:,.2f}", "{:.1f}", "{:.1f}", "{:.1f}", "{:,}"],
+        ["{}", money, "{:.1f}", "{:.1f}", "{:.1f}", "{:,}"],
     )
 
     echo(f"\nTop teams after distribution, {month} (fct_owner_costs_daily):")
@@ -135,13 +169,14 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
         """,
         args,
     ).fetchall()
-    _table(echo, ["cluster", "team", "cost"], rows, ["{}", "{}", "{:,.2f}"])
+    _table(echo, ["cluster", "team", "cost"], rows, ["{}", "{}", money])
 
 
 def print_allocation_spend(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -> None:
     """The month's cloud charges outside Kubernetes per budget allocation (SPEC §10), and what
     the rules left unattributed."""
     first, _ = month_bounds(month)
+    money = default_money(con)
     echo(f"\nCloud charges outside Kubernetes, {month} (fct_allocation_spend_monthly):")
     rows = con.execute(
         """
@@ -157,7 +192,7 @@ def print_allocation_spend(con: duckdb.DuckDBPyConnection, month: str, echo: Ech
         echo,
         ["allocation", "lines", "used", "estimated", "budget", "used %", "thresholds crossed"],
         rows,
-        ["{}", "{:,}", "{:,.2f}", "{:,.2f}", "{:,.2f}", "{:.1f}", "{}"],
+        ["{}", "{:,}", money, money, money, "{:.1f}", "{}"],
     )
     rows = con.execute(
         """
@@ -174,7 +209,7 @@ def print_allocation_spend(con: duckdb.DuckDBPyConnection, month: str, echo: Ech
         echo,
         ["placement", "rule or reason", "lines", "effective cost"],
         rows,
-        ["{}", "{}", "{:,}", "{:,.2f}"],
+        ["{}", "{}", "{:,}", money],
     )
 
 

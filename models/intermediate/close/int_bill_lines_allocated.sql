@@ -1,7 +1,8 @@
 {{ config(**incremental_by_day('month_start_date')) }}
 
 -- One row per month, cluster, cost family and bill line: the line's exact share of the slice's
--- target and its billed amount in cents, by allocate_cents (SPEC §9). The billed lines of a
+-- target and its billed amount in the currency's minor unit (cents, yen, fils), by
+-- allocate_cents (SPEC §9, §1.2). The billed lines of a
 -- slice sum to its target exactly; a slice always has an `__unassigned__` line, which takes
 -- the whole invoice when nothing is attributed.
 with
@@ -26,6 +27,7 @@ targets as (
         cluster_id,
         cost_family,
         target_cost,
+        minor_unit_digits,
         factor,
         is_reconciled,
         basis,
@@ -72,6 +74,7 @@ lines_with_targets as (
         lines.is_unassigned,
         lines.estimated_cost,
         targets.target_cost,
+        targets.minor_unit_digits,
         targets.factor,
         targets.is_reconciled,
         targets.basis,
@@ -94,6 +97,7 @@ allocated as (
         target='target_cost',
         is_unassigned='is_unassigned',
         unassigned_policy='unassigned_policy',
+        minor_unit_digits='minor_unit_digits',
     ) }}
 ),
 
@@ -114,6 +118,7 @@ final as (
         is_carry_cent,
         billed_cost,
         target_cost,
+        minor_unit_digits,
         factor,
         is_reconciled,
         basis,

@@ -62,6 +62,15 @@ clusters as (
     from {{ ref('stg_config__clusters') }}
 ),
 
+-- Digits of each currency's minor unit, from Babel (SPEC §1.2: JPY 0, USD 2, KWD 3): every
+-- bill amount is rounded to its currency's unit.
+minor_units as (
+    select
+        currency,
+        minor_unit_digits
+    from {{ ref('currency_minor_units') }}
+),
+
 settings as (
     select
         grace_days,
@@ -298,9 +307,14 @@ figures as (
         cast(settings.factor_min as decimal(38, 10)) as factor_min,
         cast(settings.factor_max as decimal(38, 10)) as factor_max,
         slices.estimated_cost,
-        cast(slices.estimated_cost as decimal(38, 2)) as estimate_target_cost,
+        minor_units.minor_unit_digits,
+        {{ round_to_minor_unit('slices.estimated_cost', 'minor_units.minor_unit_digits') }}
+            as estimate_target_cost,
         case
-            when slices.billing_line_count > 0 then cast(slices.invoice_cost as decimal(38, 2))
+            when slices.billing_line_count > 0
+                then {{ round_to_minor_unit(
+                    'slices.invoice_cost', 'minor_units.minor_unit_digits'
+                ) }}
         end as invoice_cost,
         cast(slices.billing_line_count as integer) as billing_line_count,
         cast(coalesce(completeness.days_due, 0) as integer) as days_due,
@@ -313,21 +327,22 @@ figures as (
         case
             when slices.billing_line_count = 0 then null
             when coalesce(completeness.days_missing, 0) = 0
-                then cast(slices.invoice_cost as decimal(38, 2))
-            else cast(
-                coalesce(slices.invoice_on_complete_days_cost, 0)
-                + case
-                    when slices.estimated_on_missing_days_cost > 0
-                        then slices.estimated_on_missing_days_cost
-                    else 0
-                end
-                as decimal(38, 2)
-            )
+                then {{ round_to_minor_unit(
+                    'slices.invoice_cost', 'minor_units.minor_unit_digits'
+                ) }}
+            else {{ round_to_minor_unit(
+                '(coalesce(slices.invoice_on_complete_days_cost, 0)'
+                ~ ' + case when slices.estimated_on_missing_days_cost > 0'
+                ~ ' then slices.estimated_on_missing_days_cost else 0 end)',
+                'minor_units.minor_unit_digits'
+            ) }}
         end as invoice_target_cost
     from slices
     cross join settings
     left join clusters
         on slices.cluster_id = clusters.cluster_id
+    left join minor_units
+        on coalesce(clusters.currency, settings.currency) = minor_units.currency
     left join completeness
         on
             slices.cluster_id = completeness.cluster_id
@@ -402,7 +417,7 @@ targeted as (
         based.*,
         case
             when based.basis = 'estimate' then based.estimate_target_cost
-            else coalesce(based.invoice_target_cost, cast(0 as decimal(38, 2)))
+            else coalesce(based.invoice_target_cost, cast(0 as decimal(38, 3)))
         end as target_cost
     from based
 ),
@@ -432,6 +447,7 @@ final as (
         cluster_id,
         cost_family,
         currency,
+        minor_unit_digits,
         has_billing_link,
         link_state,
         billing_line_count,

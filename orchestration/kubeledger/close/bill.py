@@ -19,6 +19,7 @@ from kubeledger import console_table
 from kubeledger.close.relations import find_relation
 from kubeledger.close.seal import SCHEMA, VerificationError, corrections_of, sealed_bill
 from kubeledger.close.verify import require_verified
+from kubeledger.currency import format_amount
 
 LINE_COLUMNS = (
     "bill_month",
@@ -85,6 +86,23 @@ class Bill:
     def corrected_total(self) -> Decimal:
         return sum((Decimal(line["corrected_billed_cost"]) for line in self.lines), Decimal("0.00"))
 
+    @property
+    def currencies(self) -> list[str]:
+        """The slices' currencies (one for a bill the close accepts)."""
+        return sorted({row["currency"] for row in self.slices if row.get("currency")})
+
+    @property
+    def currency(self) -> str:
+        """The bill's currency (SPEC §1.2): its amounts are shown at that currency's unit."""
+        found = self.currencies
+        return found[0] if found else "USD"
+
+    def currency_of(self, cluster_id: str, cost_family: str) -> str:
+        for row in self.slices:
+            if row["cluster_id"] == cluster_id and row["cost_family"] == cost_family:
+                return row.get("currency") or self.currency
+        return self.currency
+
     def unbalanced_slices(self) -> list[str]:
         sums: dict[tuple[str, str], Decimal] = {}
         for line in self.lines:
@@ -140,10 +158,10 @@ def _sealed(con: duckdb.DuckDBPyConnection, month: str, sealed: dict) -> Bill:
             coalesce(lines.estimated_cost, 0) as estimated_cost,
             coalesce(lines.exact_share, 0) as exact_share,
             coalesce(lines.is_carry_cent, false) as is_carry_cent,
-            cast(coalesce(lines.billed_cost, 0) as decimal(38, 2)) as billed_cost,
-            cast(coalesce(corrections.delta_cost, 0) as decimal(38, 2)) as correction_delta_cost,
+            cast(coalesce(lines.billed_cost, 0) as decimal(38, 3)) as billed_cost,
+            cast(coalesce(corrections.delta_cost, 0) as decimal(38, 3)) as correction_delta_cost,
             cast(coalesce(lines.billed_cost, 0) + coalesce(corrections.delta_cost, 0)
-                as decimal(38, 2)) as corrected_billed_cost
+                as decimal(38, 3)) as corrected_billed_cost
         from (select * from {SCHEMA}.sealed_bill_lines where bill_id = $bill_id) as lines
         full outer join corrections on lines.line_id = corrections.line_id
         order by encode(coalesce(lines.cluster_id, corrections.cluster_id)),
@@ -197,7 +215,7 @@ def _draft(con: duckdb.DuckDBPyConnection, month: str) -> Bill:
             exact_share,
             is_carry_cent,
             billed_cost,
-            cast(0 as decimal(38, 2)) as correction_delta_cost,
+            cast(0 as decimal(38, 3)) as correction_delta_cost,
             billed_cost as corrected_billed_cost
         from {lines_relation}
         where bill_month = $month
@@ -235,8 +253,14 @@ def _draft(con: duckdb.DuckDBPyConnection, month: str) -> Bill:
 # --- rendering -------------------------------------------------------------------------------
 
 
-def money(value: object) -> str:
-    return f"{Decimal(value):,.2f}"
+def money(value: object, currency: str | None) -> str:
+    """An amount in its currency at the currency's minor unit: `$310.00`, `¥310`, `KWD 1.250`."""
+    return format_amount(Decimal(value), currency)
+
+
+def currency_of_rows(rows: list[dict]) -> str:
+    """The currency of close-status or slice rows (the first that names one; USD if none)."""
+    return next((row["currency"] for row in rows if row.get("currency")), "USD")
 
 
 def header_lines(bill: Bill) -> list[str]:
@@ -247,7 +271,8 @@ def header_lines(bill: Bill) -> list[str]:
             text.append(
                 f"  correction {correction['correction_number']} "
                 f"({correction['correction_id']}, {correction['sealed_at']:%Y-%m-%d}): "
-                f"{correction['changed_line_count']} lines, delta {money(correction['delta_cost'])}"
+                f"{correction['changed_line_count']} lines, "
+                f"delta {money(correction['delta_cost'], bill.currency)}"
             )
         return text
     blocked = [row for row in bill.slices if row["close_status"] == "blocked"]
@@ -270,13 +295,19 @@ def check_line(bill: Bill) -> str:
     estimated = target - invoice
     unbalanced = bill.unbalanced_slices()
     verdict = "OK" if billed == target and not unbalanced else "MISMATCH " + ", ".join(unbalanced)
+    cur = bill.currency
     text = (
-        f"check: sum of lines {money(billed)} {'=' if billed == target else '<>'} "
-        f"sum of targets {money(target)} (invoice {money(invoice)} + estimated "
-        f"{money(estimated)}): {verdict}"
+        f"check: sum of lines {money(billed, cur)} {'=' if billed == target else '<>'} "
+        f"sum of targets {money(target, cur)} (invoice {money(invoice, cur)} + estimated "
+        f"{money(estimated, cur)}): {verdict}"
     )
     if bill.corrections:
-        text += f"; with corrections {money(bill.corrected_total)}"
+        text += f"; with corrections {money(bill.corrected_total, cur)}"
+    if len(bill.currencies) > 1:
+        text += (
+            f"; MIXED currencies {', '.join(bill.currencies)}: a bill is in one currency and "
+            "the close refuses this month"
+        )
     return text
 
 
@@ -303,7 +334,7 @@ def table_lines(bill: Bill) -> list[str]:
                 f"= slice {row.get('basis', '?')}, factor "
                 f"{'-' if factor is None else f'{Decimal(factor):.4f}'}, {row.get('close_status')}",
                 "",
-                money(subtotal),
+                money(subtotal, bill.currency_of(*current)),
                 "",
             ]
             + (["", ""] if corrected else [])
@@ -315,16 +346,20 @@ def table_lines(bill: Bill) -> list[str]:
             close_slice()
             current, subtotal = key, Decimal("0.00")
         subtotal += Decimal(line["billed_cost"])
+        cur = bill.currency_of(*key)
         cells = [
             line["cluster_id"],
             line["cost_family"],
             line["line_key"],
             f"{Decimal(line['estimated_cost']):,.6f}",
-            money(line["billed_cost"]),
+            money(line["billed_cost"], cur),
             "+1c" if line["is_carry_cent"] else "",
         ]
         if corrected:
-            cells += [money(line["correction_delta_cost"]), money(line["corrected_billed_cost"])]
+            cells += [
+                money(line["correction_delta_cost"], cur),
+                money(line["corrected_billed_cost"], cur),
+            ]
         rows.append(cells)
     close_slice()
     out = header_lines(bill) + console_table.table_lines(headers, rows, numeric={3, 4, 6, 7})
@@ -365,7 +400,15 @@ def _cell(value: object) -> str:
 def status_table(rows: list[dict]) -> list[str]:
     """Close-status rows as a text table."""
     headers = [title for title, _ in STATUS_COLUMNS]
-    cells = [[_cell(row.get(name)) for _, name in STATUS_COLUMNS] for row in rows]
+    cells = [
+        [
+            money(row[name], row.get("currency"))
+            if name == "target_cost" and row.get(name) is not None
+            else _cell(row.get(name))
+            for _, name in STATUS_COLUMNS
+        ]
+        for row in rows
+    ]
     return console_table.table_lines(headers, cells)
 
 
@@ -383,6 +426,7 @@ def explain_line(con: duckdb.DuckDBPyConnection, month: str, line_id: str) -> li
             f"{known}{' ...' if len(bill.lines) > 10 else ''}"
         )
     cluster, family, key = line["cluster_id"], line["cost_family"], line["line_key"]
+    cur = bill.currency_of(cluster, family)
     slice_row = next(
         (
             row
@@ -395,16 +439,16 @@ def explain_line(con: duckdb.DuckDBPyConnection, month: str, line_id: str) -> li
         f"line {line_id} of the {bill.state} bill of {month}"
         + (f" ({bill.bill_id})" if bill.bill_id else ""),
         f"  estimate {Decimal(line['estimated_cost']):,.6f}, exact share "
-        f"{Decimal(line['exact_share']):,.10f}, billed {money(line['billed_cost'])}"
+        f"{Decimal(line['exact_share']):,.10f}, billed {money(line['billed_cost'], cur)}"
         + (
-            f", corrected {money(line['corrected_billed_cost'])}"
+            f", corrected {money(line['corrected_billed_cost'], cur)}"
             if line["correction_delta_cost"]
             else ""
         ),
     ]
     factor = slice_row.get("factor")
     out.append(
-        f"  slice {cluster} {family}: target {money(slice_row.get('target_cost', 0))} on "
+        f"  slice {cluster} {family}: target {money(slice_row.get('target_cost', 0), cur)} on "
         f"basis {slice_row.get('basis')}, estimate "
         f"{Decimal(slice_row.get('estimated_cost', 0)):,.6f}, factor "
         f"{'-' if factor is None else f'{Decimal(factor):.6f}'}, "
@@ -415,7 +459,7 @@ def explain_line(con: duckdb.DuckDBPyConnection, month: str, line_id: str) -> li
     out += _invoice_text(con, bill, month, cluster, family)
     grain = _line_grain(con)
     out += _estimate_days_text(con, month, cluster, family, key, grain)
-    out += _pods_text(con, month, cluster, key, grain)
+    out += _pods_text(con, month, cluster, key, grain, cur)
     return out
 
 
@@ -444,6 +488,7 @@ def _month_filter(column: str) -> str:
 def _invoice_text(
     con: duckdb.DuckDBPyConnection, bill: Bill, month: str, cluster: str, family: str
 ) -> list[str]:
+    cur = bill.currency_of(cluster, family)
     params: dict[str, object] = {"cluster": cluster, "family": family}
     if bill.state == "sealed":
         source = f"{SCHEMA}.sealed_billing_line_refs"
@@ -465,8 +510,12 @@ def _invoice_text(
         params,
     ).fetchone()
     out = [
-        f"  invoice slice: {count} {label}, sum {money(total or 0)}"
-        + (" (rounded half-up to cents)" if count else " (the link selects no line)")
+        f"  invoice slice: {count} {label}, sum {money(total or 0, cur)}"
+        + (
+            " (rounded half-up to the currency's minor unit)"
+            if count
+            else " (the link selects no line)"
+        )
     ]
     for resource, resource_type, cost in con.execute(
         f"select resource_key, resource_type, sum(effective_cost) as cost from {source} "
@@ -474,7 +523,7 @@ def _invoice_text(
         "order by cost desc, encode(resource_key) limit 5",
         params,
     ).fetchall():
-        out.append(f"    {resource} ({resource_type}): {money(cost)}")
+        out.append(f"    {resource} ({resource_type}): {money(cost, cur)}")
     return out
 
 
@@ -523,7 +572,7 @@ def _estimate_days_text(
 
 
 def _pods_text(
-    con: duckdb.DuckDBPyConnection, month: str, cluster: str, key: str, grain: str
+    con: duckdb.DuckDBPyConnection, month: str, cluster: str, key: str, grain: str, cur: str
 ) -> list[str]:
     relation = find_relation(con, "fct_pod_costs_daily")
     if relation is None:
@@ -546,6 +595,6 @@ def _pods_text(
             """,
             params,
         ).fetchall()
-        shown = ", ".join(f"{name} {cost:,.2f}" for name, cost in rows) or "none"
+        shown = ", ".join(f"{name} {money(cost, cur)}" for name, cost in rows) or "none"
         out.append(f"    top {dimension}s: {shown}")
     return out

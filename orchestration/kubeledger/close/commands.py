@@ -118,7 +118,8 @@ def close(month: str, as_of: dt.date | None) -> None:
     click.echo(
         f"sealed {month} as bill {sealed.bill_id}: status {sealed.bill_status}, "
         f"{sealed.line_count} lines over {sealed.slice_count} slices, "
-        f"{bills.money(sealed.billed_cost)} billed = target {bills.money(sealed.target_cost)}"
+        f"{bills.money(sealed.billed_cost, sealed.currency)} billed = target "
+        f"{bills.money(sealed.target_cost, sealed.currency)}"
         + (
             f"; estimated: {', '.join(sealed.estimated_clusters)}"
             if sealed.estimated_clusters
@@ -233,7 +234,8 @@ def correct(month: str, as_of: dt.date | None) -> None:
     click.echo(
         f"sealed correction {correction.correction_number} of {month} as "
         f"{correction.correction_id}: {correction.changed_line_count} lines changed, "
-        f"delta {bills.money(correction.delta_cost)} (the sealed bill is unchanged)"
+        f"delta {bills.money(correction.delta_cost, bills.currency_of_rows(result.slices))} "
+        "(the sealed bill is unchanged)"
     )
 
 

@@ -118,19 +118,19 @@ def seal_correction(
                 coalesce(recomputed.cluster_id, current_lines.cluster_id) as cluster_id,
                 coalesce(recomputed.cost_family, current_lines.cost_family) as cost_family,
                 coalesce(recomputed.line_key, current_lines.line_key) as line_key,
-                cast(coalesce(current_lines.billed_cost, 0) as decimal(38, 2))
+                cast(coalesce(current_lines.billed_cost, 0) as decimal(38, 3))
                     as previous_billed_cost,
-                cast(coalesce(recomputed.billed_cost, 0) as decimal(38, 2))
+                cast(coalesce(recomputed.billed_cost, 0) as decimal(38, 3))
                     as recomputed_billed_cost,
                 cast(
                     coalesce(recomputed.billed_cost, 0) - coalesce(current_lines.billed_cost, 0)
-                    as decimal(38, 2)
+                    as decimal(38, 3)
                 ) as delta_cost,
                 cast(coalesce(recomputed.estimated_cost, 0) as decimal(38, 6))
                     as recomputed_estimated_cost,
                 cast(
                     coalesce(recomputed.target_cost, recomputed_slices.target_cost, 0)
-                    as decimal(38, 2)
+                    as decimal(38, 3)
                 ) as recomputed_target_cost
             from recomputed
             full outer join current_lines
@@ -161,7 +161,7 @@ def seal_correction(
         con.execute(
             f"""
             insert into {SCHEMA}.correction_bills
-            select ?, ?, ?, ?, cast(? as decimal(38, 2)), ?, cast(? as date),
+            select ?, ?, ?, ?, cast(? as decimal(38, 3)), ?, cast(? as date),
                 cast(? as timestamp), ?
             """,
             [

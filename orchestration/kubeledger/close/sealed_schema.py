@@ -30,6 +30,7 @@ from decimal import Decimal
 import duckdb
 
 from kubeledger import __version__
+from kubeledger.currency import format_amount
 
 SCHEMA = "sealed"
 LEDGER_VERSION = f"kubeledger {__version__}"
@@ -53,10 +54,10 @@ DDL = (
         month_start_date date not null,
         bill_status varchar not null check (bill_status in ('full', 'partial', 'none')),
         blended_factor decimal(38, 10),
-        target_cost decimal(38, 2) not null,
-        billed_cost decimal(38, 2) not null,
+        target_cost decimal(38, 3) not null,
+        billed_cost decimal(38, 3) not null,
         estimated_cost decimal(38, 6) not null,
-        invoice_cost decimal(38, 2),
+        invoice_cost decimal(38, 3),
         slice_count integer not null,
         reconciled_slice_count integer not null,
         cluster_count integer not null,
@@ -81,10 +82,10 @@ DDL = (
         has_billing_link boolean not null,
         link_state varchar not null,
         billing_line_count integer not null,
-        invoice_cost decimal(38, 2),
+        invoice_cost decimal(38, 3),
         estimated_cost decimal(38, 6) not null,
-        target_cost decimal(38, 2) not null,
-        billed_cost decimal(38, 2) not null,
+        target_cost decimal(38, 3) not null,
+        billed_cost decimal(38, 3) not null,
         basis varchar not null,
         is_reconciled boolean not null,
         factor decimal(38, 10),
@@ -120,9 +121,9 @@ DDL = (
         estimated_cost decimal(38, 6) not null,
         allocation_estimate decimal(38, 6) not null,
         exact_share decimal(38, 10) not null,
-        rounded_down_cost decimal(38, 2) not null,
+        rounded_down_cost decimal(38, 3) not null,
         is_carry_cent boolean not null,
-        billed_cost decimal(38, 2) not null check (billed_cost >= 0),
+        billed_cost decimal(38, 3) not null check (billed_cost >= 0),
         primary key (bill_id, line_id)
     )
     """,
@@ -149,7 +150,7 @@ DDL = (
         bill_id varchar not null references {SCHEMA}.sealed_bills (bill_id),
         bill_month varchar not null,
         correction_number integer not null check (correction_number >= 1),
-        delta_cost decimal(38, 2) not null,
+        delta_cost decimal(38, 3) not null,
         changed_line_count integer not null,
         as_of_date date not null,
         sealed_at timestamp not null,
@@ -167,11 +168,11 @@ DDL = (
         cluster_id varchar not null,
         cost_family varchar not null,
         line_key varchar not null,
-        previous_billed_cost decimal(38, 2) not null,
-        recomputed_billed_cost decimal(38, 2) not null check (recomputed_billed_cost >= 0),
-        delta_cost decimal(38, 2) not null,
+        previous_billed_cost decimal(38, 3) not null,
+        recomputed_billed_cost decimal(38, 3) not null check (recomputed_billed_cost >= 0),
+        delta_cost decimal(38, 3) not null,
         recomputed_estimated_cost decimal(38, 6) not null,
-        recomputed_target_cost decimal(38, 2) not null,
+        recomputed_target_cost decimal(38, 3) not null,
         primary key (correction_id, line_id),
         check (delta_cost = recomputed_billed_cost - previous_billed_cost)
     )
@@ -231,6 +232,7 @@ class SealedBill:
     billing_line_count: int
     sealed_at: dt.datetime
     estimated_clusters: list[str] = field(default_factory=list)
+    currency: str = "USD"
 
 
 @dataclass
@@ -287,7 +289,8 @@ def already_sealed_message(row: dict) -> str:
     month = row["bill_month"]
     return (
         f"month {month} is already sealed as bill {row['bill_id']} on {when} "
-        f"(status {row['bill_status']}, {row['billed_cost']} billed); a sealed bill is never "
+        f"(status {row['bill_status']}, {format_amount(row['billed_cost'], row.get('currency'))} "
+        "billed); a sealed bill is never "
         f"rewritten. corrections: kubeledger correct --month {month}"
     )
 

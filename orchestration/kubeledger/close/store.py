@@ -1,7 +1,7 @@
 """Seal a month: its bill, slices, lines and billing-line references, written once (SPEC §9).
 
 Everything of one seal is inserted in one transaction, after asserting with `=` on
-decimal(38, 2), per cluster and cost family, that the billed lines sum to the target (and
+decimal(38, 3), per cluster and cost family, that the billed lines sum to the target (and
 again on the rows as inserted, before the commit); if any slice fails nothing is written and
 `UnbalancedBillError` names the cluster. In the same transaction the bill is hashed, chained
 and copied outside the warehouse (digest.py); the copy is published once the seal commits.
@@ -30,6 +30,7 @@ from kubeledger.close.sealed_schema import (
     sealed_bill,
     utc_now,
 )
+from kubeledger.currency import minor_unit_digits
 from kubeledger.load.sql import lit
 
 
@@ -71,10 +72,10 @@ def seal_month(
                     cast(? as date) as month_start_date,
                     ? as bill_status,
                     cast(? as decimal(38, 10)) as blended_factor,
-                    cast(? as decimal(38, 2)) as target_cost,
-                    cast(? as decimal(38, 2)) as billed_cost,
+                    cast(? as decimal(38, 3)) as target_cost,
+                    cast(? as decimal(38, 3)) as billed_cost,
                     cast(? as decimal(38, 6)) as estimated_cost,
-                    cast(? as decimal(38, 2)) as invoice_cost,
+                    cast(? as decimal(38, 3)) as invoice_cost,
                     ? as slice_count,
                     ? as reconciled_slice_count,
                     ? as cluster_count,
@@ -147,6 +148,7 @@ def seal_month(
         billing_line_count=summary["billing_line_count"],
         sealed_at=sealed_at,
         estimated_clusters=summary["estimated_clusters"],
+        currency=summary["currency"] or "USD",
     )
 
 
@@ -260,7 +262,7 @@ def describe_unbalanced(rows: list[tuple]) -> str:
 def assert_balanced(
     con: duckdb.DuckDBPyConnection, month: str, lines: str, slices: str, stage: str
 ) -> None:
-    """Every slice's lines sum to its target exactly (`=` on decimal(38, 2)), none negative,
+    """Every slice's lines sum to its target exactly (`=` on decimal(38, 3)), none negative,
     and no line belongs to a slice that is not in the bill."""
     unbalanced = con.execute(
         f"""
@@ -286,8 +288,8 @@ def assert_balanced(
             slices_.cluster_id is null
             or slices_.target_cost is null
             or not (
-                cast(coalesce(line_sums.billed_cost, 0) as decimal(38, 2))
-                = cast(slices_.target_cost as decimal(38, 2))
+                cast(coalesce(line_sums.billed_cost, 0) as decimal(38, 3))
+                = cast(slices_.target_cost as decimal(38, 3))
             )
             or coalesce(line_sums.negative_lines, 0) > 0
         order by 1, 2
@@ -297,6 +299,57 @@ def assert_balanced(
         raise UnbalancedBillError(
             f"the bill of {month} does not balance ({stage}); nothing was sealed: "
             + describe_unbalanced(unbalanced)
+        )
+    assert_in_minor_units(con, month, lines, slices, stage)
+
+
+def assert_in_minor_units(
+    con: duckdb.DuckDBPyConnection, month: str, lines: str, slices: str, stage: str
+) -> None:
+    """Every line and target is a whole number of its currency's minor unit (SPEC §1.2: 1
+    yen, 0.01 dollar, 0.001 dinar; digits from Babel, as the close's seed), so the `=` above
+    holds in that unit and not merely in decimal(38, 3)."""
+    codes = [
+        row[0]
+        for row in con.execute(
+            f"select distinct coalesce(currency, 'USD') from {slices} order by 1"
+        ).fetchall()
+    ]
+    if not codes:
+        return
+    units = ", ".join(f"({lit(code)}, {10 ** minor_unit_digits(code)})" for code in codes)
+    off_unit = con.execute(
+        f"""
+        with units (currency, per_unit) as (values {units}),
+        amounts as (
+            select slices_.cluster_id, slices_.cost_family, lines_.line_id as item,
+                lines_.billed_cost as amount, coalesce(slices_.currency, 'USD') as currency
+            from {lines} as lines_
+            inner join {slices} as slices_
+                on lines_.cluster_id = slices_.cluster_id
+                and lines_.cost_family = slices_.cost_family
+            union all
+            select cluster_id, cost_family, 'target', target_cost,
+                coalesce(currency, 'USD')
+            from {slices}
+        )
+        select amounts.cluster_id, amounts.cost_family, amounts.item, amounts.amount,
+            amounts.currency
+        from amounts
+        inner join units on amounts.currency = units.currency
+        where amounts.amount * units.per_unit <> floor(amounts.amount * units.per_unit)
+        order by 1, 2, 3
+        """
+    ).fetchall()
+    if off_unit:
+        shown = "; ".join(
+            f"cluster {cluster} {family}: {item} {amount} is not a whole number of "
+            f"{currency}'s minor unit"
+            for cluster, family, item, amount, currency in off_unit[:10]
+        )
+        raise UnbalancedBillError(
+            f"the bill of {month} is not in its currency's minor unit ({stage}); nothing was "
+            f"sealed: {shown}"
         )
 
 
@@ -395,7 +448,7 @@ def _insert_sealed_rows(con: duckdb.DuckDBPyConnection, month: str, bill_id: str
             slices.invoice_cost,
             slices.estimated_cost,
             slices.target_cost,
-            cast(coalesce(line_sums.billed_cost, 0) as decimal(38, 2)) as billed_cost,
+            cast(coalesce(line_sums.billed_cost, 0) as decimal(38, 3)) as billed_cost,
             slices.basis,
             slices.is_reconciled,
             slices.factor,

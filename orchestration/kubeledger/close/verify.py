@@ -6,7 +6,7 @@ For each sealed artifact (a bill or a correction) of the months asked for:
   chain, and the copy's rows hash to the same content hash;
 - row by row, the warehouse and the copy hold the same rows (a difference names the month,
   the slice, the line and the column);
-- every slice's lines sum to its billed target (`=` on decimal(38, 2)).
+- every slice's lines sum to its billed target (`=` on decimal(38, 3)).
 And for the whole store: the chain links (each digest's previous hash is the last one's
 chain hash, recomputed), every bill and correction has a digest, every finalized copy has a
 seal, and the sealed tables still have the constraints this version creates (a table dropped

@@ -24,6 +24,7 @@ from dagster import (
 )
 
 from kubeledger.contention import busy_message
+from kubeledger.currency import format_amount
 from kubeledger.dagster.assets_dbt import TRANSLATOR
 from kubeledger.dagster.dbt_project import DBT_MANIFEST, dbt_target_path
 from kubeledger.dagster.partitions import monthly_partitions
@@ -182,7 +183,7 @@ def monthly_close(
         }
         context.log.info(
             f"sealed {month} as {bill.bill_id}: status {bill.bill_status}, "
-            f"{bill.line_count} lines, {bill.billed_cost} billed"
+            f"{bill.line_count} lines, {format_amount(bill.billed_cost, bill.currency)} billed"
         )
     if sealed:
         from kubeledger.serving import publish

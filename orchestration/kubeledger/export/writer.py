@@ -161,6 +161,9 @@ def export_month(
                 f"unknown mart {', '.join(unknown)}; exportable: " + ", ".join(MARTS_BY_NAME)
             )
         selected = [MARTS_BY_NAME[name] for name in marts]
+    # The bill the FOCUS file is made of, first: a sealed month that fails verification stops
+    # the export before any file is written.
+    charges = focus.charges_sql(con, month)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     result = ExportResult(out_dir=out_dir, manifest_path=out_dir / "manifest.json")
@@ -184,13 +187,20 @@ def export_month(
             note = "" if available else " (not in the warehouse: written empty)"
             progress(f"    {path.name}: {rows:,} rows{note}")
     focus_entry = focus.export_focus(
-        con, month, out_dir, file_format, billing_account_id=billing_account_id, copy=copy_to
+        con,
+        month,
+        out_dir,
+        file_format,
+        billing_account_id=billing_account_id,
+        copy=copy_to,
+        charges=charges,
     )
     focus_entry["sha256"] = sha256(out_dir / focus_entry["file"])
     if progress:
         progress(
             f"    {focus_entry['file']}: {focus_entry['rows']:,} rows (FOCUS "
-            f"{focus.FOCUS_VERSION}, EffectiveCost {focus_entry['total_effective_cost']})"
+            f"{focus.FOCUS_VERSION}, {focus_entry['bill_state'] or 'no'} bill, BilledCost "
+            f"{focus_entry['total_billed_cost']})"
         )
     manifest = {
         "export_format_version": EXPORT_FORMAT_VERSION,

@@ -68,6 +68,15 @@ def _float(value: object) -> float:
     return 0.0 if pd.isna(result) else result
 
 
+def _money(currency: str) -> tuple[str, str]:
+    """(the axis prefix, the d3 format of an amount at the currency's minor unit: `,.2f`
+    for dollars, `,.0f` for yen, `,.3f` for dinars; SPEC §1.2)."""
+    from kubeledger.currency import minor_unit_digits
+    from kubeledger.report.formatting import currency_symbol
+
+    return currency_symbol(currency), f",.{minor_unit_digits(currency)}f"
+
+
 def _layout(
     fig: go.Figure, *, height: int = 380, money: str | None = None, legend: bool = True
 ) -> go.Figure:
@@ -94,8 +103,9 @@ def _layout(
     return fig
 
 
-def bill_chart(lines: pd.DataFrame, symbol: str) -> go.Figure:
+def bill_chart(lines: pd.DataFrame, currency: str) -> go.Figure:
     """The org bill by line (cost center or team), stacked by cluster."""
+    symbol, amount = _money(currency)
     fig = go.Figure()
     if lines.empty:
         return _layout(fig)
@@ -109,14 +119,15 @@ def bill_chart(lines: pd.DataFrame, symbol: str) -> go.Figure:
             x=order,
             y=by_line.values,
             marker_color=colours[cluster],
-            hovertemplate=f"{cluster}<br>%{{x}}: {symbol}%{{y:,.2f}}<extra></extra>",
+            hovertemplate=f"{cluster}<br>%{{x}}: {symbol}%{{y:{amount}}}<extra></extra>",
         )
     fig.update_layout(barmode="stack")
     return _layout(fig, money=symbol)
 
 
-def bridge_chart(bridge: pd.DataFrame, symbol: str) -> go.Figure:
+def bridge_chart(bridge: pd.DataFrame, currency: str) -> go.Figure:
     """Per cluster: the ledger estimate, the invoice slice and what was billed."""
+    symbol, amount = _money(currency)
     fig = go.Figure()
     if bridge.empty:
         return _layout(fig)
@@ -139,7 +150,7 @@ def bridge_chart(bridge: pd.DataFrame, symbol: str) -> go.Figure:
             x=per_cluster.index.tolist(),
             y=per_cluster[column].values,
             marker_color=colour,
-            hovertemplate=f"%{{x}}<br>{label}: {symbol}%{{y:,.2f}}<extra></extra>",
+            hovertemplate=f"%{{x}}<br>{label}: {symbol}%{{y:{amount}}}<extra></extra>",
             text=[f"×{f:.4f}" if (f is not None and column == "billed") else "" for f in factors]
             if column == "billed"
             else None,
@@ -149,8 +160,9 @@ def bridge_chart(bridge: pd.DataFrame, symbol: str) -> go.Figure:
     return _layout(fig, money=symbol)
 
 
-def team_daily_chart(team_daily: pd.DataFrame, colours: dict[str, str], symbol: str) -> go.Figure:
+def team_daily_chart(team_daily: pd.DataFrame, colours: dict[str, str], currency: str) -> go.Figure:
     """Cost by team per day over the month, stacked."""
+    symbol, amount = _money(currency)
     fig = go.Figure()
     if team_daily.empty:
         return _layout(fig)
@@ -162,7 +174,7 @@ def team_daily_chart(team_daily: pd.DataFrame, colours: dict[str, str], symbol: 
             x=group["usage_date"],
             y=group["total_cost"],
             marker_color=colours.get(team, "#999999"),
-            hovertemplate=f"{team}<br>%{{x|%b %d}}: {symbol}%{{y:,.2f}}<extra></extra>",
+            hovertemplate=f"{team}<br>%{{x|%b %d}}: {symbol}%{{y:{amount}}}<extra></extra>",
         )
     fig.update_layout(barmode="stack", bargap=0.15)
     fig.update_xaxes(tickformat="%b %d", dtick=86400000 * 2)
@@ -195,8 +207,9 @@ def split_chart(split: pd.DataFrame) -> go.Figure:
     return _layout(fig, height=max(220, 70 * len(frame) + 90))
 
 
-def efficiency_chart(teams: pd.DataFrame, symbol: str) -> go.Figure:
+def efficiency_chart(teams: pd.DataFrame, currency: str) -> go.Figure:
     """Cost-weighted efficiency per team (usage / request), with the waste it cost."""
+    symbol, amount = _money(currency)
     fig = go.Figure()
     if teams.empty:
         return _layout(fig, legend=False)
@@ -214,7 +227,8 @@ def efficiency_chart(teams: pd.DataFrame, symbol: str) -> go.Figure:
         textposition="auto",
         customdata=frame["waste_cost"],
         hovertemplate=(
-            f"%{{y}}<br>efficiency %{{x:.1%}}<br>waste {symbol}%{{customdata:,.2f}}<extra></extra>"
+            f"%{{y}}<br>efficiency %{{x:.1%}}<br>waste "
+            f"{symbol}%{{customdata:{amount}}}<extra></extra>"
         ),
     )
     fig.update_xaxes(tickformat=".0%", range=[0, 1.05])
@@ -234,8 +248,9 @@ def efficiency_colour(value: float) -> str:
     return "#54A24B"
 
 
-def unallocated_chart(unallocated: pd.DataFrame, symbol: str) -> go.Figure:
+def unallocated_chart(unallocated: pd.DataFrame, currency: str) -> go.Figure:
     """The costliest unallocated resources, by reason."""
+    symbol, amount = _money(currency)
     fig = go.Figure()
     if unallocated.empty:
         return _layout(fig)
@@ -252,10 +267,10 @@ def unallocated_chart(unallocated: pd.DataFrame, symbol: str) -> go.Figure:
             x=frame.loc[mask, "unallocated_cost"],
             marker_color=colours.get(reason, "#999999"),
             customdata=frame.loc[mask, "resource_id"],
-            hovertemplate=f"%{{customdata}}<br>{symbol}%{{x:,.2f}}<extra>{reason}</extra>",
+            hovertemplate=f"%{{customdata}}<br>{symbol}%{{x:{amount}}}<extra>{reason}</extra>",
         )
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(tickprefix=symbol, tickformat=",.2f")
+    fig.update_xaxes(tickprefix=symbol, tickformat=amount)
     return _layout(fig, height=max(170, 30 * len(frame) + 110))
 
 

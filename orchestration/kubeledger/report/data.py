@@ -159,8 +159,8 @@ lines as (
 select
     'sealed' as bill_state, lines.bill_id, lines.cluster_id, lines.cost_family, lines.line_key,
     lines.line_id, lines.is_unassigned, lines.estimated_cost, lines.billed_cost,
-    cast(lines.correction_delta_cost as decimal(38, 2)) as correction_delta_cost,
-    cast(lines.billed_cost + lines.correction_delta_cost as decimal(38, 2))
+    cast(lines.correction_delta_cost as decimal(38, 3)) as correction_delta_cost,
+    cast(lines.billed_cost + lines.correction_delta_cost as decimal(38, 3))
         as corrected_billed_cost,
     slices.target_cost, slices.factor, slices.is_reconciled, slices.basis,
     slices.close_status, lines.is_carry_cent
@@ -176,7 +176,7 @@ order by lines.cluster_id, lines.cost_family, lines.line_id
 NO_CORRECTIONS = """(
     select null::varchar as bill_id, null::varchar as line_id, null::varchar as bill_month,
            null::varchar as cluster_id, null::varchar as cost_family, null::varchar as line_key,
-           0::decimal(38, 2) as delta_cost
+           0::decimal(38, 3) as delta_cost
     where false
 ) as no_corrections"""
 

@@ -11,21 +11,22 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CAD": "CA$", "AUD": "A$"}
+from kubeledger import currency
 
 
-def currency_symbol(currency: str) -> str:
-    return SYMBOLS.get(currency.upper(), f"{currency.upper()} ")
+def currency_symbol(currency_code: str) -> str:
+    """The chart axes' prefix: Babel's symbol (`$`, `¥`); a letter code takes a space."""
+    symbol = currency.currency_symbol(currency_code)
+    return f"{symbol} " if symbol[-1:].isalpha() else symbol
 
 
-def money(value: Any, currency: str = "USD", places: int = 2) -> str:
-    """`$1,234.56` (`-$1.00` when negative); `—` for nothing."""
+def money(value: Any, currency_code: str = "USD") -> str:
+    """An amount in its currency at the currency's minor unit, as Babel writes it (SPEC §1.2):
+    `$1,234.56`, `-$1.00`, `¥1,235`, `KWD 1.250`; `—` for nothing."""
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return "—"
     amount = value if isinstance(value, Decimal) else Decimal(str(float(value)))
-    amount = amount.quantize(Decimal(1).scaleb(-places))
-    sign = "-" if amount < 0 else ""
-    return f"{sign}{currency_symbol(currency)}{abs(amount):,.{places}f}"
+    return currency.format_amount(amount, currency_code)
 
 
 def pct(value: Any, places: int = 1) -> str:

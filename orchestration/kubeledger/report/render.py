@@ -30,7 +30,6 @@ from kubeledger import __version__
 from kubeledger.report import charts
 from kubeledger.report.data import ReportData
 from kubeledger.report.formatting import (
-    currency_symbol,
     day,
     factor,
     flag,
@@ -254,7 +253,7 @@ def _bill_context(data: ReportData) -> dict[str, Any]:
         "estimated_clusters": ", ".join(bill.estimated_clusters),
         "month_title": _month_title(data),
         "month": data.month,
-        "chart": chart(charts.bill_chart(lines, currency_symbol(cur)), "bill"),
+        "chart": chart(charts.bill_chart(lines, cur), "bill"),
         "pivot_rows": pivot_rows,
         "pivot_columns": pivot_columns,
         "footer": footer,
@@ -304,7 +303,7 @@ def _bridge_context(data: ReportData) -> dict[str, Any]:
         )
     return {
         "unavailable": None,
-        "chart": chart(charts.bridge_chart(bridge, currency_symbol(cur)), "bridge"),
+        "chart": chart(charts.bridge_chart(bridge, cur), "bridge"),
         "rows": rows,
         "columns": [
             Column("cluster_id", "Cluster"),
@@ -352,9 +351,7 @@ def _teams_context(data: ReportData, colours: dict[str, str]) -> dict[str, Any]:
         footer[key] = float(month[key].sum()) if not month.empty else 0.0
     return {
         "unavailable": None,
-        "chart": chart(
-            charts.team_daily_chart(data.team_daily, colours, currency_symbol(cur)), "teams"
-        ),
+        "chart": chart(charts.team_daily_chart(data.team_daily, colours, cur), "teams"),
         "rows": rows,
         "columns": [
             Column("team_label", "Team", _raw),
@@ -406,9 +403,7 @@ def _efficiency_context(data: ReportData) -> dict[str, Any]:
     money_fmt = _money_of(cur)
     return {
         "unavailable": None,
-        "chart": chart(
-            charts.efficiency_chart(data.efficiency_teams, currency_symbol(cur)), "efficiency"
-        ),
+        "chart": chart(charts.efficiency_chart(data.efficiency_teams, cur), "efficiency"),
         "rows": records(data.efficiency_clusters),
         "columns": [
             Column("cluster_id", "Cluster"),
@@ -431,9 +426,7 @@ def _unallocated_context(data: ReportData) -> dict[str, Any]:
         "count_text": _plural(summary.get("count") or 0, "resource"),
         "total": money(summary.get("total"), cur),
         "shown": summary.get("shown"),
-        "chart": chart(
-            charts.unallocated_chart(data.unallocated, currency_symbol(cur)), "unallocated"
-        ),
+        "chart": chart(charts.unallocated_chart(data.unallocated, cur), "unallocated"),
         "rows": records(data.unallocated),
         "columns": [
             Column("resource_id", "Resource ID", _code, "id"),

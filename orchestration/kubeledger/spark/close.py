@@ -38,7 +38,6 @@ import duckdb
 
 from kubeledger.close import digest
 from kubeledger.close.closer import (
-    SCHEMA_PREFERENCE,
     CloseError,
     CloseResult,
     CorrectionResult,
@@ -51,6 +50,7 @@ from kubeledger.close.closer import (
     read_slices,
     utc_today,
 )
+from kubeledger.close.relations import SCHEMA_PREFERENCE
 from kubeledger.close.seal import seal_correction, seal_month
 from kubeledger.close.sealed_schema import (
     DDL,
