@@ -272,11 +272,11 @@ def test_a_sealed_month_shows_the_sealed_backing(warehouse, tmp_path):
     print_demo_close(db, month=MONTH, as_of="2026-11-20", echo=printed.append)
     assert any(line.strip().startswith("sealed as bill-2026-10-") for line in printed), printed
     assert printed[-3:] == [
-        "    This bill of 1,760.00 USD is backed by: invoice 900.00 USD (51.1%); "
-        "rate card 60.00 USD (3.4%); estimate 800.00 USD (45.5%).",
-        "    Partly estimated: 800.00 USD (45.5%) of it is the ledger's own estimate, with no "
+        "    This bill of $1,760.00 is backed by: invoice $900.00 (51.1%); "
+        "rate card $60.00 (3.4%); estimate $800.00 (45.5%).",
+        "    Partly estimated: $800.00 (45.5%) of it is the ledger's own estimate, with no "
         "invoice or rate card behind it (guess compute).",
-        "    Reconciled to invoice counts rate-card clusters as reconciled: their 60.00 USD is "
+        "    Reconciled to invoice counts rate-card clusters as reconciled: their $60.00 is "
         "priced from the rate card, not invoiced.",
     ]
     backing = _backing(db)

@@ -12,7 +12,9 @@ current code, the same .venv. Then:
 
 - every mart both warehouses have holds the same rows on their common columns: row counts
   equal, rows paired by sorting on every non-double column, strings, dates, booleans,
-  integers and decimals exactly, doubles to 1e-9 (relative, floor 1.0);
+  integers and decimals exactly, doubles to 1e-9 (relative, floor 1.0); a decimal column may
+  have changed its scale only (bill money is decimal(38, 3) since issue 16 §4), its values
+  still equal exactly;
 - the sealed bill is the same: the bill row (all but `sealed_at`), every line, slice and
   billing-line reference (the seal's content hash covers `sealed_at`, so it differs);
 - the report's numbers are the same: every number in its text (the one seal time it shows
@@ -52,6 +54,7 @@ DRIVER = Path(__file__).with_name("refactor_outputs_driver.py")
 RUN_METADATA = ("loaded_at", "attributed_at", "sealed_at")
 DOUBLE_TYPES = ("DOUBLE", "FLOAT", "REAL")
 NESTED = ("MAP(", "[]", "STRUCT(")
+DECIMAL = re.compile(r"DECIMAL\(38,\s*[0-9]+\)")
 SEALED_TABLES = {
     "sealed_bill_lines": "line_id",
     "sealed_bill_clusters": "cluster_id, cost_family",
@@ -287,7 +290,7 @@ def test_every_mart_is_unchanged(outputs):
     shared = sorted(old_marts & new_marts)
     assert len(shared) >= 20, (old_marts, new_marts)
     assert old_marts <= new_marts, f"marts the refactor lost: {sorted(old_marts - new_marts)}"
-    problems, rows, compared_columns, only_one_side = [], 0, 0, {}
+    problems, rows, compared_columns, only_one_side, decimal_scale_changes = [], 0, 0, {}, {}
     for name in shared:
         old_columns = _columns(con, f"old.marts.{name}")
         new_columns = _columns(con, f"new.marts.{name}")
@@ -302,9 +305,16 @@ def test_every_mart_is_unchanged(outputs):
         if differ:
             only_one_side[name] = differ
         changed_type = {c: (k, new_columns[c]) for c, k in columns.items() if new_columns[c] != k}
-        if changed_type:
+        # Bill money became decimal(38, 3) after the refactor (issue 16 §4: the currency's
+        # minor unit, KWD has 3); the values must still be equal, exactly. No other change.
+        rescaled = {
+            c: kinds for c, kinds in changed_type.items() if all(DECIMAL.match(k) for k in kinds)
+        }
+        if set(changed_type) - set(rescaled):
             problems.append(f"{name}: column types changed {changed_type}")
             continue
+        if rescaled:
+            decimal_scale_changes[name] = sorted(rescaled)
         (old_rows,) = con.execute(f"select count(*) from old.marts.{name}").fetchone()
         (new_rows,) = con.execute(f"select count(*) from new.marts.{name}").fetchone()
         if old_rows != new_rows:
@@ -318,7 +328,8 @@ def test_every_mart_is_unchanged(outputs):
     print(
         f"\n{len(shared)} marts compared, {rows} rows, {compared_columns} columns; "
         f"build+close+report {seconds['old']} s before, {seconds['new']} s after; "
-        f"columns on one side only: {only_one_side}"
+        f"columns on one side only: {only_one_side}; decimal scale changed (values compared "
+        f"exactly): {decimal_scale_changes}"
     )
 
 

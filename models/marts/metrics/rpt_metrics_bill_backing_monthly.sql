@@ -109,8 +109,8 @@ final as (
         backings.backing,
         backings.backing_order,
         cast(coalesce(per_backing.slice_count, 0) as bigint) as slice_count,
-        cast(coalesce(per_backing.billed_cost, 0) as decimal(38, 2)) as billed_cost,
-        cast(months.bill_total_cost as decimal(38, 2)) as bill_total_cost,
+        cast(coalesce(per_backing.billed_cost, 0) as decimal(38, 3)) as billed_cost,
+        cast(months.bill_total_cost as decimal(38, 3)) as bill_total_cost,
         case
             when months.bill_total_cost <> 0
                 then round(

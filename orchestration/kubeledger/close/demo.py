@@ -46,5 +46,5 @@ def print_demo_close(
     for text in bills.table_lines(the_bill):
         echo(text)
     # how the bill is backed: invoice / rate card / estimate, partly estimated said in words
-    for text in console_lines(backing, lambda amount: f"{bills.money(amount)} {backing.currency}"):
+    for text in console_lines(backing, lambda amount: bills.money(amount, backing.currency)):
         echo(f"    {text}")
