@@ -55,7 +55,7 @@ test-differential: $(STAMP)
 
 # Issue 15's refactor changed no output: the code before it (7ba0af9^1, a temporary git
 # worktree) and the current code load, build, close and report one small fleet; every mart,
-# the sealed bill and the report's numbers must be equal. 7 to 11 minutes on two cores.
+# the sealed bill and the report's numbers must be equal. 3 to 11 minutes on two cores.
 test-refactor: $(STAMP)
 	KUBELEDGER_REFACTOR_TEST=1 $(BIN)/pytest tests/test_refactor_outputs.py -q -s
 

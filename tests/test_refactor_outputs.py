@@ -22,7 +22,7 @@ current code, the same .venv. Then:
   masked; what was added later on purpose, ADDED_AFTER_REFACTOR, left out), the report's
   metadata, and every number in each chart's data (Plotly's base64 arrays decoded; to 1e-9).
 
-The full comparison takes 7 to 11 minutes on two shared cores (measured: 408 s and 659 s),
+The full comparison takes 3 to 11 minutes on two shared cores (measured: 197 s to 659 s),
 so `make test` skips it; `make test-refactor` runs it (KUBELEDGER_REFACTOR_TEST=1). The config
 test (seconds) runs in `make test`: every key the old parser named, one error at a time, the
 new one names all at once.
@@ -206,7 +206,7 @@ def test_every_key_the_old_parser_named_is_named_at_once(old_tree):
 def outputs(old_tree, tmp_path_factory):
     """(old work folder, new work folder, seconds each) for one fleet built by both."""
     if not FULL:
-        pytest.skip("7 to 11 minutes: runs with `make test-refactor` (KUBELEDGER_REFACTOR_TEST=1)")
+        pytest.skip("3 to 11 minutes: runs with `make test-refactor` (KUBELEDGER_REFACTOR_TEST=1)")
     root = tmp_path_factory.mktemp("refactor_outputs")
     summary = generate_fleet(root / "fleet", nodes=6, days=33, pods_per_node=4, clusters=4)
     assert summary["irregularities"]["gpu_nodes"] == []  # GPU pricing came after the refactor
