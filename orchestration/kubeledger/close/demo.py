@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 
+from kubeledger.bill_backing import console_lines, load_bill_backing
 from kubeledger.close import bill as bills
 from kubeledger.close.closer import CloseError, close_month, utc_today
 from kubeledger.close.seal import AlreadySealedError, SealError
@@ -41,6 +42,10 @@ def print_demo_close(
         except bills.BillError as exc:
             echo(f"    {exc}")
             return
+        backing = load_bill_backing(con, month)
     for text in bills.summary_lines(the_bill):
         echo(text)
     echo(f"    every line, per cluster and family: kubeledger bill --month {month}")
+    # how the bill is backed: invoice / rate card / estimate, partly estimated said in words
+    for text in console_lines(backing, lambda amount: bills.money(amount, backing.currency)):
+        echo(f"    {text}")

@@ -589,6 +589,25 @@ MARTS: tuple[MartExport, ...] = (
         ),
         key=("cluster_id", "usage_date"),
     ),
+    MartExport(
+        "rpt_metrics_bill_backing_monthly",
+        "bill_month",
+        (
+            ("bill_backing_id", "VARCHAR"),
+            ("bill_month", "VARCHAR"),
+            ("month_start_date", "DATE"),
+            ("bill_state", "VARCHAR"),
+            ("currency", "VARCHAR"),
+            ("backing", "VARCHAR"),
+            ("backing_order", "INTEGER"),
+            ("slice_count", "BIGINT"),
+            ("billed_cost", "DECIMAL(38, 3)"),
+            ("bill_total_cost", "DECIMAL(38, 3)"),
+            ("bill_share_pct", "DOUBLE"),
+            ("slices", "VARCHAR"),
+        ),
+        key=("bill_backing_id",),
+    ),
 )
 
 MARTS_BY_NAME = {mart.name: mart for mart in MARTS}

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 import duckdb
 
+from kubeledger.bill_backing import console_lines
 from kubeledger.paths import warehouse_path
 from kubeledger.report.data import ReportError, load_report_data, parse_month
 from kubeledger.report.render import money, pct, write_report
@@ -75,6 +76,8 @@ def report(month: str, out_path: Path | None, top: int) -> None:
             f"{pct(data.headline.get('ownership_coverage_pct'))}, reconciled "
             f"{pct(data.headline.get('reconciled_pct'))}"
         )
+    for line in console_lines(data.backing, lambda amount: money(amount, bill.currency)):
+        click.echo(f"    {line}")
     for section, reason in sorted(data.missing.items()):
         click.echo(f"    {section}: not available ({reason})")
     click.echo(f"    wrote {out_path} ({out_path.stat().st_size / 1e6:.1f} MB, opens offline)")

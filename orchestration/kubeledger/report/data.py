@@ -16,6 +16,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from kubeledger.bill_backing import BillBacking, load_bill_backing
+
 CENT = Decimal("0.01")
 ZERO = Decimal("0")
 
@@ -79,6 +81,8 @@ class ReportData:
     health_source: str | None = None
     budgets: pd.DataFrame | None = None
     missing: dict[str, str] = field(default_factory=dict)
+    # how the bill is backed: invoice / rate card / estimate (kubeledger/bill_backing.py)
+    backing: BillBacking | None = None
 
 
 def relation_exists(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
@@ -691,6 +695,16 @@ def load_report_data(con: duckdb.DuckDBPyConnection, month: str, *, top: int = 2
     def headline() -> None:
         data.headline = _headline(con, args)
 
+    def backing() -> None:
+        found = load_bill_backing(con, month)
+        if found is not None and (found.state, found.total) != (data.bill.state, data.bill.total):
+            data.missing["backing"] = (
+                f"marts.rpt_metrics_bill_backing_monthly shows the {found.state} bill of "
+                f"{found.total}, not this {data.bill.state} bill (run `kubeledger build`)"
+            )
+            return
+        data.backing = found
+
     def teams() -> None:
         data.team_daily, data.team_month = _team_costs(con, args)
 
@@ -711,6 +725,7 @@ def load_report_data(con: duckdb.DuckDBPyConnection, month: str, *, top: int = 2
         data.budgets = _budgets(con, args)
 
     _optional(data, "headline", con, ("fct_reconciliation_daily",), headline)
+    _optional(data, "backing", con, ("rpt_metrics_bill_backing_monthly",), backing)
     _optional(data, "teams", con, ("fct_owner_costs_daily",), teams)
     _optional(data, "idle", con, ("fct_cluster_costs_daily",), split)
     _optional(data, "efficiency", con, ("fct_efficiency_daily",), efficiency)

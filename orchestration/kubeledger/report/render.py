@@ -181,6 +181,7 @@ def _tiles(data: ReportData) -> list[dict[str, Any]]:
                 "tone": "good" if (head.get("reconciled_pct") or 0) >= 0.99 else "warn",
             },
         ]
+    tiles += _backing_tiles(data)
     if data.unallocated_summary:
         summary = data.unallocated_summary
         tiles.append(
@@ -194,6 +195,29 @@ def _tiles(data: ReportData) -> list[dict[str, Any]]:
     for tile in tiles:
         tile.setdefault("tone", "")
     return tiles
+
+
+def _backing_tiles(data: ReportData) -> list[dict[str, Any]]:
+    """Beside reconciled-to-invoice: how much of the bill an invoice backs, and the rest."""
+    backing = data.backing
+    if backing is None:
+        return []
+    parts = backing.parts(lambda amount: money(amount, backing.currency), pct)
+    return [
+        {
+            "label": "Bill backed by invoice",
+            "value": pct(backing.share("invoice")),
+            "note": " · ".join(f"{label} {value}" for label, value in parts),
+            "tone": "warn" if backing.partly_estimated else "",
+        }
+    ]
+
+
+def _backing_words(data: ReportData) -> list[str]:
+    """The first screen's sentences on the bill's backing (partly estimated, in words)."""
+    if data.backing is None:
+        return []
+    return data.backing.sentences(lambda amount: money(amount, data.backing.currency), pct)
 
 
 def _bill_context(data: ReportData) -> dict[str, Any]:
@@ -608,6 +632,8 @@ def render_report(data: ReportData, *, generated_at: dt.datetime | None = None) 
         sections=SECTIONS,
         ledes=LEDES,
         tiles=_tiles(data),
+        backing_words=_backing_words(data),
+        partly_estimated=bool(data.backing and data.backing.partly_estimated),
         contexts={
             "bill": _bill_context(data),
             "bridge": _bridge_context(data),
