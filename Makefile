@@ -48,10 +48,13 @@ test: $(STAMP) browser
 	$(BIN)/pytest tests -q -n $(TEST_WORKERS) --dist loadfile
 
 # The ledger against the independent reference ledger (tests/reference/) on 500 random messy
-# fleets (`make test` runs the same test on 50). KUBELEDGER_DIFF_SEED=<n> draws other fleets.
-DIFF_FLEETS ?= 500
+# fleets, 10 batches of 50, each its own warehouse (`make test` runs batch 0).
+# KUBELEDGER_DIFF_SEED=<n> draws other fleets.
+DIFF_FLEETS ?= 50
+DIFF_BATCHES ?= 10
 test-differential: $(STAMP)
-	KUBELEDGER_DIFF_FLEETS=$(DIFF_FLEETS) $(BIN)/pytest tests/test_differential.py -q
+	KUBELEDGER_DIFF_FLEETS=$(DIFF_FLEETS) KUBELEDGER_DIFF_BATCHES=$(DIFF_BATCHES) \
+		$(BIN)/pytest tests/test_differential.py -q
 
 # Issue 15's refactor changed no output: the code before it (7ba0af9^1, a temporary git
 # worktree) and the current code load, build, close and report one small fleet; every mart,
