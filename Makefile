@@ -41,11 +41,12 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 # Two pytest-xdist workers, a test file each at a time (tests/conftest.py gives each worker its
-# own dbt target and log folders and hands out the longest files first).
+# own dbt target and log folders and orders the longest files first; --no-loadscope-reorder
+# keeps that order, where xdist would hand out the files with the most tests first).
 TEST_WORKERS ?= 2
 test: $(STAMP) browser
 	$(MAKE) lint
-	$(BIN)/pytest tests -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest tests -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # The ledger against the independent reference ledger (tests/reference/) on 500 random messy
 # fleets, 10 batches of 50, each its own warehouse (`make test` runs batch 0).

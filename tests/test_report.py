@@ -317,7 +317,12 @@ def test_report_renders_in_headless_chromium(sealed_db, tmp_path):
     body = re.search(r"<body[^>]*>", dom.stdout)
     assert body, dom.stdout[:500]
     assert 'data-render-ok="true"' in body.group(0), body.group(0)
-    assert 'data-charts="8"' in body.group(0) and 'data-charts-drawn="8"' in body.group(0)
+    # bill, bridge, teams, idle, efficiency, unallocated, health, budgets (the owners'
+    # budgets of issue 16), close: each drawn
+    charts = ["bill", "bridge", "teams", "idle", "efficiency", "unallocated", "health"]
+    charts += ["budgets", "close"]
+    assert sorted(re.findall(r'data-chart="([a-z]+)"', dom.stdout)) == sorted(charts)
+    assert 'data-charts="9"' in body.group(0) and 'data-charts-drawn="9"' in body.group(0)
     errors = re.search(r'<html[^>]*data-report-errors="([^"]*)"', dom.stdout)
     assert errors and json.loads(errors.group(1).replace("&quot;", '"')) == []
     console = [

@@ -104,6 +104,20 @@ def canonical_schema() -> dict[str, list[str]]:
 
 
 @functools.cache
+def money_columns() -> frozenset[str]:
+    """The names of the sealed tables' money columns (decimal at the bill scale)."""
+    with duckdb.connect() as con:
+        for statement in DDL:
+            con.execute(statement)
+        rows = con.execute(
+            "select distinct column_name from information_schema.columns "
+            "where table_schema = ? and data_type like 'DECIMAL(38,%'",
+            [SCHEMA],
+        ).fetchall()
+    return frozenset(column for (column,) in rows)
+
+
+@functools.cache
 def canonical_constraints() -> frozenset[tuple[str, str, str]]:
     """(table, constraint type, constraint text) of every sealed table, as the DDL makes them."""
     with duckdb.connect() as con:

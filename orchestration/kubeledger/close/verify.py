@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import duckdb
@@ -31,6 +32,7 @@ from kubeledger.close.sealed_schema import (
     VerificationError,
     sealed_schema_exists,
 )
+from kubeledger.currency import minor_unit_digits
 from kubeledger.load.sql import ident, lit
 
 MAX_ROW_PROBLEMS = 20
@@ -340,17 +342,49 @@ def _diff_rows(
         current = _values(columns, in_warehouse)
         sealed = _values(columns, in_copy)
         where = f"{name}: {SCHEMA}.{table.name}, {_describe_key(current or sealed)}"
+        digits = _minor_digits(con, current or sealed)
         if current is None:
             report.problems.append(f"{where}: sealed, but missing in the warehouse (deleted)")
         elif sealed is None:
             report.problems.append(f"{where}: in the warehouse, but not in the seal (inserted)")
         else:
             changed = [
-                f"{column} is {current[column]} in the warehouse, {sealed[column]} as sealed"
+                f"{column} is {_amount(current[column], column, digits)} in the warehouse, "
+                f"{_amount(sealed[column], column, digits)} as sealed"
                 for column in columns
                 if current[column] != sealed[column]
             ]
             report.problems.append(f"{where}: {'; '.join(changed)}")
+
+
+def _minor_digits(con: duckdb.DuckDBPyConnection, values: dict) -> int:
+    """The minor-unit digits of the currency a row's slice is billed in (its sealed slice,
+    else its bill, else USD's 2)."""
+    currency = con.execute(
+        f"""
+        select coalesce(
+            (select max(currency) from {SCHEMA}.sealed_bill_clusters
+             where cluster_id = ? and (? is null or bill_id = ?)),
+            (select max(currency) from {SCHEMA}.sealed_bills where ? is null or bill_id = ?)
+        )
+        """,
+        [values.get("cluster_id"), *[values.get("bill_id")] * 4],
+    ).fetchone()[0]
+    return minor_unit_digits(currency or "USD")
+
+
+def _amount(text: str | None, column: str, digits: int) -> str | None:
+    """A money value as the bill shows it: at the currency's minor unit (`34.34`, not the
+    column's `34.340`) when that loses nothing; other values, and money with more digits than
+    the unit (a tampered `34.345`), as stored."""
+    if text is None or column not in digest.money_columns():
+        return text
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    shown = value.quantize(Decimal(1).scaleb(-digits))
+    return str(shown) if shown == value else text
 
 
 def _values(columns: list[str], row_text: str | None) -> dict | None:
@@ -368,10 +402,10 @@ def _check_balanced(
 ) -> None:
     params = [] if month is None else [month]
     where = "" if month is None else "where slices.bill_month = ?"
-    for bill_month, cluster, family, target, billed in con.execute(
+    for bill_month, cluster, family, currency, target, billed in con.execute(
         f"""
-        select slices.bill_month, slices.cluster_id, slices.cost_family, slices.target_cost,
-            coalesce(sum(lines.billed_cost), 0)
+        select slices.bill_month, slices.cluster_id, slices.cost_family, slices.currency,
+            slices.target_cost, coalesce(sum(lines.billed_cost), 0)
         from {SCHEMA}.sealed_bill_clusters as slices
         left join {SCHEMA}.sealed_bill_lines as lines
             on slices.bill_id = lines.bill_id
@@ -384,6 +418,8 @@ def _check_balanced(
         """,
         params,
     ).fetchall():
+        digits = minor_unit_digits(currency or "USD")
+        billed, target = (_amount(str(v), "billed_cost", digits) for v in (billed, target))
         report.problems.append(
             f"{bill_month}: slice {cluster}/{family}: lines sum to {billed}, target {target}"
         )
