@@ -154,6 +154,7 @@ def _load(con: duckdb.DuckDBPyConnection, landing: Path, progress: Progress) -> 
         for item in planned:
             _load_file(con, item, loaded_at)
             progress(item.result.line())
+        con.execute(f"drop table if exists {_STAGE}")
         for line in _replace_restated(con, planned, loaded_at):
             progress(line)
         _record_loaded_files(con, planned, loaded_at)
@@ -364,41 +365,55 @@ def _cluster_id(landing: Path, folder: Path, cache: dict[Path, str]) -> str:
     return cluster_id
 
 
-def _unreadable(con: duckdb.DuckDBPyConnection, item: _Planned) -> list[tuple[str, str, str]]:
+def _unreadable(
+    con: duckdb.DuckDBPyConnection, item: _Planned, bad_numbers: int
+) -> list[tuple[str, str, str]]:
     """(column, reason, SQL true for a staged row whose value in it does not read).
 
-    Only columns with an unreadable value are returned, so a clean file costs one pass over
-    its number columns and one DISTINCT per timestamp column: timestamps repeat (hours, days)
-    and are parsed once per distinct value, numbers are cast row by row.
+    Only columns with an unreadable value are returned. A clean file costs one statement over
+    its timestamp columns, each parsed once per distinct value (timestamps repeat: hours,
+    days); `bad_numbers` is the count of staged rows with a number that does not read
+    (`_number_check_sql`, counted with the rows). Statements are few on purpose: a load is
+    thousands of small files, and each statement costs milliseconds whatever its size.
     """
     problems = []
-    for col in item.spec.timestamps:
-        if col not in item.plan.present:
-            continue
-        # Two statements, so that the parse is not pushed below the DISTINCT.
-        con.execute(
-            f"insert into {_BAD_VALUES} select distinct {lit(col)}, {ident(col)} from {_STAGE}"
+    timestamps = [col for col in item.spec.timestamps if col in item.plan.present]
+    if timestamps:
+        # Materialized, so that the parse is not pushed below the DISTINCT.
+        distinct = " union all ".join(
+            f"select distinct {lit(col)} as column_name, {ident(col)} as v from {_STAGE}"
+            for col in timestamps
         )
-        con.execute(
-            f"delete from {_BAD_VALUES} where column_name = {lit(col)} "
-            f"and {readable_timestamp_sql('v')}"
-        )
-        (bad_values,) = con.execute(
-            f"select count(*) from {_BAD_VALUES} where column_name = {lit(col)}"
-        ).fetchone()
-        if bad_values:
-            test = f"{ident(col)} in (select v from {_BAD_VALUES} where column_name = {lit(col)})"
-            problems.append((col, _TIMESTAMP_REASON, f"coalesce({test}, false)"))
-    numbers = [col for col in item.spec.numbers if col in item.plan.present]
-    if numbers:
-        checks = {col: readable_number_sql(ident(col)) for col in numbers}
-        all_read = " and ".join(checks.values())
-        (bad_rows,) = con.execute(
-            f"select count(*) from {_STAGE} where not ({all_read})"
-        ).fetchone()
-        if bad_rows:
-            problems += [(col, _NUMBER_REASON, f"not {sql}") for col, sql in checks.items()]
+        bad = con.execute(
+            f"with d as materialized ({distinct}) "
+            f"select column_name, v from d where not {readable_timestamp_sql('v')}"
+        ).fetchall()
+        if bad:
+            con.executemany(f"insert into {_BAD_VALUES} values (?, ?)", bad)
+        for col in timestamps:
+            if any(column == col for column, _ in bad):
+                test = (
+                    f"{ident(col)} in (select v from {_BAD_VALUES} where column_name = {lit(col)})"
+                )
+                problems.append((col, _TIMESTAMP_REASON, f"coalesce({test}, false)"))
+    if bad_numbers:
+        problems += [
+            (col, _NUMBER_REASON, f"not {readable_number_sql(ident(col))}")
+            for col in _numbers(item)
+        ]
     return problems
+
+
+def _numbers(item: _Planned) -> list[str]:
+    return [col for col in item.spec.numbers if col in item.plan.present]
+
+
+def _number_check_sql(item: _Planned) -> str:
+    """SQL counting the staged rows with a number that does not read (0 without numbers)."""
+    checks = [readable_number_sql(ident(col)) for col in _numbers(item)]
+    if not checks:
+        return "0"
+    return f"count(*) filter (where not ({' and '.join(checks)}))"
 
 
 _CSV_ERROR_LINE = re.compile(r"CSV Error on Line: (\d+)")
@@ -446,22 +461,24 @@ def _describe_read_error(exc: duckdb.Error) -> str:
 def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: datetime) -> None:
     spec, plan, result = item.spec, item.plan, item.result
     select = ", ".join(f"{expr} as {ident(name)}" for name, expr in plan.select)
-    con.execute(f"drop table if exists {_STAGE}")
     try:
         # Order-preserving (preserve_insertion_order is on): rowid follows the file's rows.
-        con.execute(f"create temp table {_STAGE} as select {select} from {item.source.relation}")
+        con.execute(
+            f"create or replace temp table {_STAGE} as select {select} from {item.source.relation}"
+        )
     except duckdb.Error as exc:
         raise _read_error(item.source_file, exc) from exc
     _refuse_if_changed(item)
     if spec.name == "azure_cost_details":
         azure_actual.refuse_by_rows(con, _STAGE, plan.present, item.source_file)
-    base, total = con.execute(f"select min(rowid), count(*) from {_STAGE}").fetchone()
+    base, total, bad_numbers = con.execute(
+        f"select min(rowid), count(*), {_number_check_sql(item)} from {_STAGE}"
+    ).fetchone()
     base = base or 0
     row_number = f"(rowid - {base} + 1)"
     loaded_at_sql = f"timestamp {lit(loaded_at.isoformat(sep=' '))}"
 
-    con.execute(f"delete from {_BAD_VALUES}")
-    problems = _unreadable(con, item) if total else []
+    problems = _unreadable(con, item, bad_numbers) if total else []
     any_bad = " or ".join(sql for _, _, sql in problems)
     bad_rows = 0
     if problems:
@@ -506,13 +523,15 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
             f"{lit(item.cluster_id or '')} as _cluster_id from {_STAGE}{where}"
         )
         keys = f"select distinct {k1} as k1, {k2} as k2 from ({keyed})"
-    con.execute(
-        f"insert into {_NEW_KEYS} select {lit(spec.raw_table)}, k1, k2, {item.index} from ({keys})"
-    )
+    new_keys = con.execute(
+        f"insert into {_NEW_KEYS} select {lit(spec.raw_table)}, k1, k2, {item.index} "
+        f"from ({keys}) returning k1, k2"
+    ).fetchall()
     result.rows_loaded = total - bad_rows
     result.rows_quarantined = bad_rows
-    result.period_key = _period_key_text(con, item)
-    con.execute(f"drop table {_STAGE}")
+    result.period_key = _period_key_text(item, new_keys)
+    if problems:
+        con.execute(f"delete from {_BAD_VALUES}")
 
 
 def _null_unreadable_optional(
@@ -579,23 +598,20 @@ def _names_in(expression: str, columns: tuple[str, ...]) -> list[str]:
     return [name for name in columns if name in expression]
 
 
-def _period_key_text(con: duckdb.DuckDBPyConnection, item: _Planned) -> str | None:
+def _period_key_text(item: _Planned, keys: list[tuple[str | None, str | None]]) -> str | None:
+    """What a file delivers, for raw.loaded_files: its path (supplementary), its cluster and
+    hour range (usage), or its `period|account` keys in order (billing)."""
     if item.spec.kind == "supplementary":
         return item.source_file
     if item.spec.kind == "usage":
-        n, first, last = con.execute(
-            f"select count(*), min(k2), max(k2) from {_NEW_KEYS} where file_index = ?",
-            [item.index],
-        ).fetchone()
-        if not n:
+        if not keys:
             return None
-        return f"{item.cluster_id}|{first}" if n == 1 else f"{item.cluster_id}|{first}..{last}"
-    (text,) = con.execute(
-        f"select string_agg(k1 || '|' || k2, ', ' order by k1, k2) from {_NEW_KEYS} "
-        "where file_index = ?",
-        [item.index],
-    ).fetchone()
-    return text
+        hours = [k2 for _, k2 in keys if k2 is not None]
+        first, last = (min(hours), max(hours)) if hours else (None, None)
+        span = f"{first}" if len(keys) == 1 else f"{first}..{last}"
+        return f"{item.cluster_id}|{span}"
+    texts = sorted((k1, k2) for k1, k2 in keys if k1 is not None and k2 is not None)
+    return ", ".join(f"{k1}|{k2}" for k1, k2 in texts) or None
 
 
 def _replace_restated(
