@@ -234,10 +234,10 @@ def test_verify_passes_then_names_a_one_dollar_move_and_bill_explain_refuse(seal
     failed = invoke(env, commands.verify)
     assert failed.exit_code == 1
     assert (
-        "slice c1/compute, line c1|compute|cc-a: billed_cost is 104.340 in the warehouse, "
-        "103.340 as sealed" in failed.stderr  # the column as stored: decimal(38, 3)
+        "slice c1/compute, line c1|compute|cc-a: billed_cost is 104.34 in the warehouse, "
+        "103.34 as sealed" in failed.stderr  # at the currency's minor unit, not decimal(38, 3)
     )
-    assert "line c1|compute|cc-b: billed_cost is 102.330 in the warehouse" in failed.stderr
+    assert "line c1|compute|cc-b: billed_cost is 102.33 in the warehouse" in failed.stderr
     bill = invoke(env, commands.bill, "--month", MONTH)
     assert bill.exit_code == 1
     assert "month 2026-10 fails verification, so it is not presented" in bill.output

@@ -475,7 +475,7 @@ def _basis(attributed, pod_nodes, user) -> pd.DataFrame:
     base = ["cluster_id", "usage_date"]
     hours = pod_nodes[~pod_nodes["is_platform_hour"]]
     per_node = hours.groupby([*base, "node", "namespace", "pod"], as_index=False)[
-        ["cpu_used", "memory_used", "cpu_cost", "memory_cost"]
+        ["cpu_used", "memory_used", "gpu_cost", "cpu_cost", "memory_cost"]
     ].sum()
     owner_of = attributed[attributed["pod"].notna()][[*base, "namespace", "pod", *OWNER]]
     per_node = per_node.merge(owner_of, on=[*base, "namespace", "pod"], how="left")
@@ -505,7 +505,9 @@ def _basis(attributed, pod_nodes, user) -> pd.DataFrame:
     )
     used = pd.concat(
         [
-            per_node["cpu_used"] + per_node["memory_used"],
+            # SPEC §5: direct = the used cost of user pods, their GPU time included (§5's
+            # GPU split), as the pods' own used_cost counts it
+            per_node["cpu_used"] + per_node["memory_used"] + per_node["gpu_cost"],
             users["storage_cost"] + users["network_cost"],
         ],
         ignore_index=True,
@@ -518,11 +520,12 @@ def _platform_basis(pod_nodes, settings) -> pd.DataFrame:
     base = ["cluster_id", "usage_date"]
     hours = pod_nodes[pod_nodes["is_platform_hour"]]
     frame = hours.groupby([*base, "node"], as_index=False)[
-        ["cpu_used", "memory_used", "cpu_cost", "memory_cost"]
+        ["cpu_used", "memory_used", "gpu_cost", "cpu_cost", "memory_cost"]
     ].sum()
     for name, value in zip(OWNER, platform_owner(settings), strict=True):
         frame[name] = value
-    frame["direct"] = frame["cpu_used"] + frame["memory_used"]
+    frame["direct"] = frame["cpu_used"] + frame["memory_used"] + frame["gpu_cost"]
+    frame = frame.drop(columns="gpu_cost")
     frame = frame.rename(columns={"cpu_cost": "cpu", "memory_cost": "memory"})
     frame["storage"] = 0.0
     frame["network"] = 0.0
