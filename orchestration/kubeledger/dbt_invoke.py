@@ -42,8 +42,13 @@ def invoke_dbt(
     callbacks: Sequence[Callable[[Any], None]] = (),
     label: str | None = None,
 ) -> Any:
-    """`dbtRunner().invoke(args)` with a progress bar (or dbt's log, with --verbose)."""
+    """`dbtRunner().invoke(args)` with a progress bar (or dbt's log, with --verbose), the
+    saved parse kept across vars and warehouse files (dbt_parse.py)."""
     from dbt.cli.main import dbtRunner
+
+    from kubeledger.dbt_parse import keep_partial_parse
+
+    keep_partial_parse()
 
     command = list(args)
     if is_verbose():

@@ -122,9 +122,14 @@ class WarehouseResource(ConfigurableResource):
 
 
 def dbt_executable() -> str:
-    """The `dbt` next to this Python (the project's virtualenv), else the one on PATH."""
-    beside = Path(sys.executable).parent / "dbt"
-    return str(beside) if beside.exists() else "dbt"
+    """`kubeledger-dbt` next to this Python (the project's virtualenv): dbt's command line with
+    its saved parse kept across vars and warehouse files (kubeledger/dbt_parse.py); else the
+    `dbt` there, else the one on PATH."""
+    for name in ("kubeledger-dbt", "dbt"):
+        beside = Path(sys.executable).parent / name
+        if beside.exists():
+            return str(beside)
+    return "dbt"
 
 
 def dbt_resource() -> DbtCliResource:
