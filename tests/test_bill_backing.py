@@ -35,6 +35,7 @@ from tests.test_worked_example import ACCOUNT, CLUSTER, GIB, POD_COLUMNS, PODS, 
 from tests.warehouse_builder import build_warehouse, query
 
 MONTH = "2026-10"
+MONTH_START = dt.date(2026, 10, 1)  # how a mart names the month (a date)
 TOTAL = Decimal("1760.00")
 
 
@@ -170,7 +171,7 @@ def test_the_backing_view_splits_the_bill_to_the_cent(warehouse):
                   bill_share_pct
            from marts.rpt_metrics_bill_backing_monthly where bill_month = ?
            order by backing_order""",
-        [MONTH],
+        [MONTH_START],
     )
     assert rows == [
         ("invoice", "draft", True, Decimal("900.00"), TOTAL, 51.14),
@@ -182,7 +183,7 @@ def test_the_backing_view_splits_the_bill_to_the_cent(warehouse):
     [(lines,)] = query(
         warehouse,
         "select sum(billed_cost) from marts.fct_bill_lines_monthly where bill_month = ?",
-        [MONTH],
+        [MONTH_START],
     )
     assert lines == TOTAL
     # the slices named: only the clusters whose money is in each
@@ -191,7 +192,7 @@ def test_the_backing_view_splits_the_bill_to_the_cent(warehouse):
             warehouse,
             "select backing, slices from marts.rpt_metrics_bill_backing_monthly "
             "where bill_month = ? and billed_cost <> 0",
-            [MONTH],
+            [MONTH_START],
         )
     )
     assert {
@@ -207,7 +208,7 @@ def test_reconciled_to_invoice_reads_higher_than_the_invoice_share(warehouse):
     """Why the split is needed: the rate card counts as reconciled, the invoice backs 51%."""
     [(reconciled,)] = query(
         warehouse,
-        """select sum(reconciled_pct * cost_in_scope) / sum(cost_in_scope)
+        """select sum(reconciled_cost) / sum(cost_in_scope)
            from marts.fct_reconciliation_daily
            where usage_date between '2026-10-01' and '2026-10-31'""",
     )

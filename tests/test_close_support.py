@@ -86,6 +86,8 @@ def make_scratch_project(dest: Path) -> DbtProject:
         "data-tests/close",
     ):
         shutil.copytree(REPO / folder, dest / folder, dirs_exist_ok=True)
+    # The doc blocks the close marts' column descriptions use (the vocabulary, written once).
+    shutil.copy(REPO / "models" / "docs.md", dest / "models" / "docs.md")
     # The currency minor units the close rounds to (SPEC §1.2): the project's own seed.
     (dest / "seeds").mkdir(exist_ok=True)
     shutil.copy(REPO / "seeds" / "currency_minor_units.csv", dest / "seeds")

@@ -162,7 +162,7 @@ def test_reconciliation_is_complete_for_billed_october(fleet):
     _, db, _ = fleet
     rows = query(
         db,
-        """select cluster_id, min(reconciled_pct), bool_and(is_complete), min(match_rate)
+        """select cluster_id, min(reconciled_ratio), bool_and(is_complete), min(match_ratio)
            from marts.fct_reconciliation_daily
            where usage_date between ? and ? group by 1 order by 1""",
         [MONTH_START, MONTH_END],
@@ -194,7 +194,7 @@ def test_gpu_nodes_split_gpu_cpu_memory_and_pods_pay_their_gpu_seconds(fleet):
         node: (cost, count, share, gpu_cost)
         for node, cost, count, share, gpu_cost in query(
             db,
-            """select node, node_cost, gpu_count, gpu_cost_share, gpu_cost
+            """select node, node_cost, gpu_count, gpu_share_ratio, gpu_cost
                from marts.fct_node_costs_daily
                where cluster_id = 'eks-prod' and usage_date = ? and gpu_count > 0""",
             [day],

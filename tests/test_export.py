@@ -8,6 +8,7 @@ FOCUS 1.2's column rules.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -97,8 +98,7 @@ def manifest(directory: Path) -> dict:
 def expected_filter(mart: MartExport) -> str:
     """The month's rows of a mart, written here independently of the exporter."""
     column = mart.month_column
-    if column == "bill_month":
-        return f"bill_month = '{MONTH}'"
+    # every mart names a month by its first day (bill_month, charge_month, invoice_month)
     if column in MONTH_DATE_COLUMNS:
         return f"{column} = date '{FIRST}'"
     if column == "run_days":
@@ -172,7 +172,7 @@ def test_bill_lines_export_sums_to_the_bill_exactly(fleet_db, parquet_dir):
         ).fetchone()[0]
         mart = con.execute(
             "select sum(billed_cost) from marts.fct_bill_lines_monthly where bill_month = ?",
-            [MONTH],
+            [dt.date.fromisoformat(FIRST)],
         ).fetchone()[0]
     assert isinstance(exported, Decimal)
     assert exported == mart
@@ -257,12 +257,12 @@ def test_focus_export_is_the_months_bill_and_passes_the_focus_rules(fleet_db, pa
             con.execute(
                 "select line_id, billed_cost from marts.fct_bill_lines_monthly "
                 "where bill_month = ?",
-                [MONTH],
+                [dt.date.fromisoformat(FIRST)],
             ).fetchall()
         )
         (state,) = con.execute(
             "select min(bill_state) from marts.fct_bill_lines_monthly where bill_month = ?",
-            [MONTH],
+            [dt.date.fromisoformat(FIRST)],
         ).fetchone()
     assert len(lines) > 0
     assert {row["x_BillLineId"]: row["BilledCost"] for row in rows} == lines

@@ -157,7 +157,7 @@ def warehouse(tmp_path_factory) -> Path:
 def test_node_cost_is_split_into_gpu_cpu_and_memory(warehouse):
     rows = query(
         warehouse,
-        """select node, node_cost, gpu_count, gpu_cost_share, gpu_share_source, gpu_cost,
+        """select node, node_cost, gpu_count, gpu_share_ratio, gpu_share_source, gpu_cost,
                   gpu_model_name
            from marts.fct_node_costs_daily where cluster_id = ? order by node""",
         [CLUSTER],

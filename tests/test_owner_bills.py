@@ -145,7 +145,7 @@ def test_the_team_explanation_adds_up_to_its_sealed_lines_to_the_cent(warehouse)
         warehouse,
         """select line_id, bill_state, billed_cost, line_billed_cost
            from marts.rpt_owner_bill_explained
-           where bill_month = '2026-10' and team = 'payments' order by line_id""",
+           where bill_month = date '2026-10-01' and team = 'payments' order by line_id""",
     )
     assert parts == [
         ("dc1|compute|fin", "sealed", Decimal("221.76"), Decimal("221.76")),
@@ -156,14 +156,15 @@ def test_the_team_explanation_adds_up_to_its_sealed_lines_to_the_cent(warehouse)
         query(
             warehouse,
             """select line_id, billed_cost from marts.fct_bill_lines_monthly
-               where bill_month = '2026-10' and bill_state = 'sealed' and billed_cost <> 0""",
+               where bill_month = date '2026-10-01' and bill_state = 'sealed'
+                   and billed_cost <> 0""",
         )
     )
     assert sealed == {"dc1|compute|fin": Decimal("221.76"), "dc1|compute|shop": Decimal("1266.24")}
     owners = query(
         warehouse,
         """select line_id, team, billed_cost from marts.rpt_owner_bill_explained
-           where bill_month = '2026-10' order by line_id, team""",
+           where bill_month = date '2026-10-01' order by line_id, team""",
     )
     assert owners == [
         ("dc1|compute|fin", "payments", Decimal("221.76")),
@@ -181,7 +182,7 @@ def test_the_mart_takes_the_teams_cost_apart(warehouse):
                   sum(infrastructure_idle_share_cost), sum(other_pools_share_cost),
                   sum(unallocated_cost), sum(estimated_cost), min(factor), sum(billed_cost)
            from marts.rpt_owner_bill_explained
-           where bill_month = '2026-10' and team = 'payments'""",
+           where bill_month = date '2026-10-01' and team = 'payments'""",
     )
     direct, idle, platform, infra, other, unallocated, estimate, factor, billed = row
     assert direct == Decimal("139.5")

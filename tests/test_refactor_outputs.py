@@ -69,9 +69,25 @@ BILL_ID_REASON = (
     "decimal(38, 3) since issue 16 §4 ('4.900', was '4.90'), so the same bill has a new ID; "
     "the test checks old and new IDs map one to one"
 )
+MONTH_AS_DATE_REASON = (
+    "issue 16 §1: every mart names a month by its first day, a date (it was 'YYYY-MM' text); "
+    "the same month, still compared through usage_date and the bill_line_id / bill_slice_id "
+    "keys that spell it"
+)
+PLATFORM_NOT_UNOWNED_REASON = (
+    "issue 16 §1: is_unowned is never true on a platform row (it was true on every platform "
+    "pod no owner rule named); who owns each row is still compared through team and "
+    "cost_center"
+)
 INTENDED_DIFFERENCES: dict[tuple[str, str], str] = {
     ("fct_bill_close_status", "bill_id"): BILL_ID_REASON,
     ("fct_bill_lines_monthly", "bill_id"): BILL_ID_REASON,
+    ("fct_bill_close_status", "bill_month"): MONTH_AS_DATE_REASON,
+    ("fct_bill_lines_monthly", "bill_month"): MONTH_AS_DATE_REASON,
+    ("rpt_metrics_daily", "usage_month"): MONTH_AS_DATE_REASON,
+    ("rpt_metrics_cluster_daily", "usage_month"): MONTH_AS_DATE_REASON,
+    ("dim_dates", "date_month"): MONTH_AS_DATE_REASON,
+    ("fct_pod_costs_daily", "is_unowned"): PLATFORM_NOT_UNOWNED_REASON,
 }
 BILL_ID = re.compile(r"bill-\d{4}-\d{2}-[0-9a-f]{12}")
 FULL = os.environ.get("KUBELEDGER_REFACTOR_TEST") == "1"

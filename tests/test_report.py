@@ -111,7 +111,7 @@ def bill_lines_total(db: Path) -> Decimal:
     with duckdb.connect(str(db), read_only=True) as con:
         row = con.execute(
             "select sum(billed_cost) from marts.fct_bill_lines_monthly where bill_month = ?",
-            [MONTH],
+            [dt.date(2026, 10, 1)],
         ).fetchone()
     return row[0]
 

@@ -268,19 +268,21 @@ def test_unallocated_volume_listed_with_its_id(example_default):
 
 
 def test_figures_default_policy(example_default):
-    [(in_scope, reconciled, coverage, ids, match_rate)] = query(
+    [(in_scope, reconciled_cost, owned, reconciled, coverage, ids, match_ratio)] = query(
         example_default,
-        """select cost_in_scope, reconciled_pct, ownership_coverage_pct,
-                  unallocated_resource_ids, match_rate
+        """select cost_in_scope, reconciled_cost, owned_cost, reconciled_ratio,
+                  ownership_coverage_ratio, unallocated_resource_ids, match_ratio
            from marts.fct_reconciliation_daily where cluster_id = ?""",
         [CLUSTER],
     )
     assert in_scope == pytest.approx(900, abs=1e-6)
-    assert reconciled == pytest.approx(1.0, abs=1e-9)
+    assert reconciled_cost == pytest.approx(900, abs=1e-6)
+    assert reconciled == 1.0  # exact by construction, shown as 1.0, not 0.9999999999999996
     assert round(coverage * 100, 1) == 88.9
-    assert coverage == pytest.approx(800 / 900, abs=1e-9)
+    assert owned == pytest.approx(800, abs=1e-6)
+    assert coverage == 0.888889  # 800 / 900, rounded to six decimals where a person reads it
     assert ids == "vol-0orphan"
-    assert match_rate == 1.0
+    assert match_ratio == 1.0
 
 
 def test_rds_is_out_of_scope(example_default):
@@ -308,8 +310,11 @@ def test_platform_kept_by_the_platform_owner(example_default):
 
 def test_proportional_policy_keeps_coverage(tmp_path):
     db = build_warehouse(tmp_path, _landing(tmp_path), _config("proportional"))
-    [(coverage,)] = query(db, "select ownership_coverage_pct from marts.fct_reconciliation_daily")
-    assert coverage == pytest.approx(800 / 900, abs=1e-9)
+    [(owned, coverage)] = query(
+        db, "select owned_cost, ownership_coverage_ratio from marts.fct_reconciliation_daily"
+    )
+    assert owned == pytest.approx(800, abs=1e-6)
+    assert coverage == 0.888889
     rows = query(
         db,
         """select team, round(sum(platform_share_cost), 6)

@@ -15,6 +15,8 @@ from decimal import Decimal
 
 import duckdb
 
+from kubeledger.months import month_start
+
 BACKINGS = ("invoice", "rate_card", "estimate", "invoice_and_estimate")
 LABELS = {
     "invoice": "invoice",
@@ -85,7 +87,7 @@ def load_bill_backing(con: duckdb.DuckDBPyConnection, month: str) -> BillBacking
             select backing, bill_state, currency, billed_cost, bill_total_cost, slices
             from {RELATION} where bill_month = ? order by backing_order
             """,
-            [month],
+            [month_start(month)],
         ).fetchall()
     except duckdb.CatalogException:
         return None

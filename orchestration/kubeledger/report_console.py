@@ -128,10 +128,10 @@ def print_month_ledger(con: duckdb.DuckDBPyConnection, month: str, echo: Echo) -
         """
         select cluster_id,
                sum(cost_in_scope),
-               100 * (sum(reconciled_pct * cost_in_scope) / nullif(sum(cost_in_scope), 0)),
-               100 * (sum(ownership_coverage_pct * cost_in_scope) / nullif(sum(cost_in_scope), 0)),
-               100 * sum(case when match_rate is not null then nodes_priced_from_bill end)
-                   / nullif(sum(case when match_rate is not null then nodes_ran end), 0),
+               100 * (sum(reconciled_cost) / nullif(sum(cost_in_scope), 0)),
+               100 * (sum(owned_cost) / nullif(sum(cost_in_scope), 0)),
+               100 * sum(case when match_ratio is not null then nodes_priced_from_bill end)
+                   / nullif(sum(case when match_ratio is not null then nodes_ran end), 0),
                max(unallocated_resource_count)
         from marts.fct_reconciliation_daily
         where usage_date between ? and ?
@@ -181,7 +181,7 @@ def print_allocation_spend(con: duckdb.DuckDBPyConnection, month: str, echo: Ech
     rows = con.execute(
         """
         select allocation_name, line_count, used_cost, estimated_cost, monthly_budget,
-               used_percent_of_budget, thresholds_crossed
+               used_pct_of_budget, thresholds_crossed
         from marts.fct_allocation_spend_monthly
         where charge_month = ?
         order by allocation_name

@@ -180,11 +180,13 @@ def compare_to_warehouse(ledger: Ledger, db_path: Path, *, months: list[dt.date]
                 theirs["usage_date"] = pd.to_datetime(theirs["usage_date"]).dt.date
             out += compare_frames(name, ours, theirs, key, exact, doubles)
         month_list = ", ".join(f"date '{m.isoformat()}'" for m in months)
-        # decimals as text, so they arrive exact
+        # decimals as text, so they arrive exact; the mart's bill_month is the month's first
+        # day, the reference's month_start_date
         decimals = ", ".join(f"cast({c} as varchar) as {c}" for c in BILL_DECIMAL)
         theirs = con.execute(
-            f"select * exclude ({', '.join(BILL_DECIMAL)}), {decimals} "
-            f"from marts.fct_bill_lines_monthly where month_start_date in ({month_list})"
+            f"select * exclude ({', '.join(BILL_DECIMAL)}), {decimals}, "
+            "bill_month as month_start_date "
+            f"from marts.fct_bill_lines_monthly where bill_month in ({month_list})"
         ).df()
     theirs["month_start_date"] = pd.to_datetime(theirs["month_start_date"]).dt.date
     ours = ledger.bill_lines

@@ -86,7 +86,11 @@ final as (
         coalesce(owners.application, 'unallocated') as application,
         owners.application_source,
         pod_objects.is_platform,
-        owners.team is null and owners.cost_center is null as is_unowned,
+        -- Unowned is direct cost no owner rule resolved (SPEC §6, §8): platform rows are the
+        -- platform's cost, never unowned, whether or not a rule named an owner.
+        not pod_objects.is_platform
+        and owners.team is null
+        and owners.cost_center is null as is_unowned,
         cast(pod_objects.pod_hours as double) as pod_hours,
         pod_objects.cpu_usage_core_seconds / 3600.0 as cpu_usage_core_hours,
         pod_objects.cpu_request_core_seconds / 3600.0 as cpu_request_core_hours,

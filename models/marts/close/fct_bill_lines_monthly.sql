@@ -159,8 +159,7 @@ final as (
         cast(
             {{ dbt.concat(['bill_month', "'|'", 'line_id']) }} as {{ dbt.type_string() }}
         ) as bill_line_id,
-        cast(bill_month as {{ dbt.type_string() }}) as bill_month,
-        cast(month_start_date as date) as month_start_date,
+        cast(month_start_date as date) as bill_month,
         cast(bill_state as {{ dbt.type_string() }}) as bill_state,
         cast(bill_id as {{ dbt.type_string() }}) as bill_id,
         cast(cluster_id as {{ dbt.type_string() }}) as cluster_id,

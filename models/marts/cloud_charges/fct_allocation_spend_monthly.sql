@@ -199,15 +199,14 @@ final as (
         estimated.invoiced_through_date,
         cast(estimated.days_not_invoiced as integer) as days_not_invoiced,
         cast(estimated.window_days as integer) as estimate_window_days,
-        cast(
-            {{ safe_divide('estimated.used_cost * 100', 'estimated.monthly_budget') }} as double
-        ) as used_percent_of_budget,
-        cast(
-            {{ safe_divide('estimated.estimated_cost * 100', 'estimated.monthly_budget') }}
-            as double
-        ) as estimated_percent_of_budget,
+        cast(round(
+            {{ safe_divide('estimated.used_cost * 100', 'estimated.monthly_budget') }}, 2
+        ) as double) as used_pct_of_budget,
+        cast(round(
+            {{ safe_divide('estimated.estimated_cost * 100', 'estimated.monthly_budget') }}, 2
+        ) as double) as estimated_pct_of_budget,
         coalesce(crossed.thresholds_crossed_count, 0) as thresholds_crossed_count,
-        crossed.highest_threshold_percent,
+        crossed.highest_threshold_percent as highest_threshold_pct_of_budget,
         crossed.thresholds_crossed,
         cast(estimated.line_count as bigint) as line_count
     from estimated

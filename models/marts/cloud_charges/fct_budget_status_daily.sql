@@ -53,7 +53,7 @@ owner_costs as (
 
 sealed_parts as (
     select
-        month_start_date,
+        bill_month as month_start_date,
         team,
         cost_center,
         application,
@@ -357,7 +357,8 @@ final as (
             {{ safe_divide('forecast.forecast_cost * 100', 'forecast.monthly_budget') }}, 2
         ) as double) as forecast_pct_of_budget,
         cast(coalesce(crossed.thresholds_crossed_count, 0) as integer) as thresholds_crossed_count,
-        cast(crossed.highest_threshold_percent as double) as highest_threshold_percent,
+        cast(crossed.highest_threshold_percent as double)
+            as highest_threshold_pct_of_budget,
         cast(nullif(crossed.thresholds_crossed, '') as {{ dbt.type_string() }})
             as thresholds_crossed,
         cast(nullif(crossed.newly_crossed, '') as {{ dbt.type_string() }}) as newly_crossed

@@ -132,26 +132,33 @@ final as (
         cluster_costs.unattributed_storage_cost + cluster_costs.unattributed_network_cost
             as unattributed_cost,
         cluster_costs.unallocated_cost,
-        {{ safe_divide(
+        cluster_costs.direct_cost + cluster_costs.platform_cost
+        + cluster_costs.workload_idle_cost + cluster_costs.infrastructure_idle_cost
+        + cluster_costs.unattributed_storage_cost + cluster_costs.unattributed_network_cost
+        + cluster_costs.unallocated_cost - cluster_costs.estimated_cost as reconciled_cost,
+        coalesce(owned.owned_cost, 0) as owned_cost,
+        {{ rounded_ratio(
             'cluster_costs.direct_cost + cluster_costs.platform_cost
             + cluster_costs.workload_idle_cost + cluster_costs.infrastructure_idle_cost
             + cluster_costs.unattributed_storage_cost + cluster_costs.unattributed_network_cost
             + cluster_costs.unallocated_cost - cluster_costs.estimated_cost',
             'cluster_costs.billed_cost_in_scope + cluster_costs.estimated_cost
             + cluster_costs.rate_card_cost'
-        ) }} as reconciled_pct,
-        {{ safe_divide(
+        ) }} as reconciled_ratio,
+        {{ rounded_ratio(
             'coalesce(owned.owned_cost, 0)',
             'cluster_costs.billed_cost_in_scope + cluster_costs.estimated_cost
             + cluster_costs.rate_card_cost'
-        ) }} as ownership_coverage_pct,
+        ) }} as ownership_coverage_ratio,
         cast(coalesce(match_rates.nodes_ran, 0) as bigint) as nodes_ran,
         cast(coalesce(match_rates.nodes_priced_from_bill, 0) as bigint) as nodes_priced_from_bill,
         case
             when not coalesce(match_rates.is_rate_card_cluster, false)
                 then
-                    {{ safe_divide('match_rates.nodes_priced_from_bill', 'match_rates.nodes_ran') }}
-        end as match_rate,
+                    {{ rounded_ratio(
+                        'match_rates.nodes_priced_from_bill', 'match_rates.nodes_ran'
+                    ) }}
+        end as match_ratio,
         case
             when coalesce(match_rates.is_rate_card_cluster, false) then true
             else coalesce(

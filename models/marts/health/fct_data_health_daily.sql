@@ -18,7 +18,7 @@ reconciliation as (
         has_billing,
         is_complete,
         nodes_ran,
-        match_rate,
+        match_ratio,
         is_match_rate_healthy
     from {{ ref('fct_reconciliation_daily') }}
 ),
@@ -276,7 +276,7 @@ joined as (
         coalesce(pricing_bases.node_days_from_rate_card, 0) as node_days_from_rate_card,
         coalesce(pricing_bases.node_days_unpriced, 0) as node_days_unpriced,
         coalesce(unpriced_volumes.unpriced_volumes, 0) as unpriced_volumes,
-        reconciliation.match_rate,
+        reconciliation.match_ratio,
         coalesce(reconciliation.is_match_rate_healthy, true) as is_match_rate_healthy,
         coalesce(cluster_costs.overcommitted_node_hours, 0) as overcommitted_node_hours,
         coalesce(quarantined.quarantined_rows, 0) as quarantined_rows,
@@ -343,7 +343,7 @@ final as (
         cast(node_days_from_rate_card as {{ dbt.type_bigint() }}) as node_days_from_rate_card,
         cast(node_days_unpriced as {{ dbt.type_bigint() }}) as node_days_unpriced,
         cast(unpriced_volumes as {{ dbt.type_bigint() }}) as unpriced_volumes,
-        cast(match_rate as double) as match_rate,
+        cast(match_ratio as double) as match_ratio,
         cast(is_match_rate_healthy as {{ dbt.type_boolean() }}) as is_match_rate_healthy,
         cast(overcommitted_node_hours as {{ dbt.type_bigint() }}) as overcommitted_node_hours,
         cast(quarantined_rows as {{ dbt.type_bigint() }}) as quarantined_rows,

@@ -13,7 +13,7 @@ days as (
 final as (
     select
         cast(date_day as date) as date_day,
-        cast({{ year_month('date_day') }} as {{ dbt.type_string() }}) as date_month
+        cast({{ dbt.date_trunc('month', 'date_day') }} as date) as date_month
     from days
 )
 

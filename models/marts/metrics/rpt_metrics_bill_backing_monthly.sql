@@ -17,8 +17,8 @@ with
 
 slices as (
     select
-        bill_month,
-        month_start_date,
+        {{ year_month('bill_month') }} as bill_month,
+        bill_month as month_start_date,
         bill_state,
         cluster_id,
         cost_family,
@@ -102,8 +102,7 @@ per_backing as (
 final as (
     select
         {{ dbt.concat(['months.bill_month', "'|'", 'backings.backing']) }} as bill_backing_id,
-        months.bill_month,
-        months.month_start_date,
+        cast(months.month_start_date as date) as bill_month,
         months.bill_state,
         months.currency,
         backings.backing,

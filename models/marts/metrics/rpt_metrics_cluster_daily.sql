@@ -1,7 +1,8 @@
 -- One row per cluster and UTC day: the team metrics of rpt_metrics_daily summed over teams,
--- and the three daily figures as ratios of those sums. idle_pct, ownership_coverage_pct and
--- reconciled_pct equal fct_reconciliation_daily's idle_cost / cost_in_scope,
--- ownership_coverage_pct and reconciled_pct (within 0.000001): one definition, two views.
+-- and the daily figures as ratios of those sums (0 to 1, six decimals). idle_ratio,
+-- ownership_coverage_ratio and reconciled_ratio equal fct_reconciliation_daily's
+-- idle_cost / cost_in_scope, ownership_coverage_ratio and reconciled_ratio (within 0.000001):
+-- one definition, two views.
 with
 
 team_metrics as (
@@ -65,10 +66,10 @@ final as (
         unallocated_cost,
         owned_cost,
         reconciled_cost,
-        {{ safe_divide('idle_cost', 'cost_in_scope') }} as idle_pct,
-        {{ safe_divide('platform_cost', 'cost_in_scope') }} as platform_pct,
-        {{ safe_divide('owned_cost', 'cost_in_scope') }} as ownership_coverage_pct,
-        {{ safe_divide('reconciled_cost', 'cost_in_scope') }} as reconciled_pct
+        {{ rounded_ratio('idle_cost', 'cost_in_scope') }} as idle_ratio,
+        {{ rounded_ratio('platform_cost', 'cost_in_scope') }} as platform_ratio,
+        {{ rounded_ratio('owned_cost', 'cost_in_scope') }} as ownership_coverage_ratio,
+        {{ rounded_ratio('reconciled_cost', 'cost_in_scope') }} as reconciled_ratio
     from cluster_days
 )
 

@@ -1,7 +1,8 @@
 -- One row per cluster, UTC day and team: the metrics everyone asks for, computed once so a BI
 -- tool and an analyst get the same answer. Every money column is additive across teams,
--- clusters and days; each `_pct` column is that row's own ratio, so roll up by dividing the
--- sums (or use rpt_metrics_cluster_daily / the dbt metrics), never by averaging the ratios.
+-- clusters and days; each `_ratio` column is that row's own ratio (0 to 1, six decimals), so
+-- roll up by dividing the sums (or use rpt_metrics_cluster_daily / the dbt metrics), never by
+-- averaging the ratios.
 with
 
 owner_costs as (
@@ -27,7 +28,9 @@ reconciliation as (
     select
         cluster_id,
         usage_date,
-        reconciled_pct
+        cost_in_scope,
+        reconciled_cost,
+        reconciled_ratio
     from {{ ref('fct_reconciliation_daily') }}
 ),
 
@@ -58,13 +61,14 @@ team_days as (
         coalesce(team, 'unallocated')
 ),
 
--- Reconciled-to-invoice is a cluster-day figure; each team carries its cost's part of it,
--- so the team rows sum back to the cluster's reconciled cost exactly.
+-- Reconciled-to-invoice is a cluster-day figure; each team carries its cost's part of it (by
+-- the exact ratio, not the rounded one), so the team rows sum back to the cluster's reconciled
+-- cost exactly.
 final as (
     select
         team_days.cluster_id,
         team_days.usage_date,
-        cast({{ year_month('team_days.usage_date') }} as {{ dbt.type_string() }}) as usage_month,
+        cast({{ dbt.date_trunc('month', 'team_days.usage_date') }} as date) as usage_month,
         team_days.team,
         team_days.total_cost,
         team_days.compute_cost,
@@ -76,13 +80,15 @@ final as (
         team_days.unattributed_cost,
         team_days.unallocated_cost,
         team_days.owned_cost,
-        team_days.total_cost * coalesce(reconciliation.reconciled_pct, 0) as reconciled_cost,
-        {{ safe_divide('team_days.idle_cost', 'team_days.total_cost') }} as idle_pct,
-        {{ safe_divide('team_days.platform_share_cost', 'team_days.total_cost') }}
-            as platform_share_pct,
-        {{ safe_divide('team_days.owned_cost', 'team_days.total_cost') }}
-            as ownership_coverage_pct,
-        reconciliation.reconciled_pct
+        team_days.total_cost * coalesce(
+            {{ safe_divide('reconciliation.reconciled_cost', 'reconciliation.cost_in_scope') }}, 0
+        ) as reconciled_cost,
+        {{ rounded_ratio('team_days.idle_cost', 'team_days.total_cost') }} as idle_ratio,
+        {{ rounded_ratio('team_days.platform_share_cost', 'team_days.total_cost') }}
+            as platform_share_ratio,
+        {{ rounded_ratio('team_days.owned_cost', 'team_days.total_cost') }}
+            as ownership_coverage_ratio,
+        reconciliation.reconciled_ratio
     from team_days
     left join reconciliation
         on

@@ -38,8 +38,8 @@ settings as (
 
 bill_lines as (
     select
-        bill_month,
-        month_start_date,
+        {{ year_month('bill_month') }} as bill_month,
+        bill_month as month_start_date,
         bill_state,
         bill_id,
         cluster_id,
@@ -190,8 +190,7 @@ final as (
             {{ dbt.concat(['bill_month', "'|'", 'line_id', "'|'", 'owner_key']) }}
             as {{ dbt.type_string() }}
         ) as owner_line_id,
-        cast(bill_month as {{ dbt.type_string() }}) as bill_month,
-        cast(month_start_date as date) as month_start_date,
+        cast(month_start_date as date) as bill_month,
         cast(bill_state as {{ dbt.type_string() }}) as bill_state,
         cast(bill_id as {{ dbt.type_string() }}) as bill_id,
         cast(cluster_id as {{ dbt.type_string() }}) as cluster_id,

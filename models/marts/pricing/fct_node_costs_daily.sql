@@ -55,7 +55,7 @@ final as (
         cast(node_cost as double) as node_cost,
         node_gpus.gpu_model_name,
         cast(coalesce(node_gpus.gpu_count, 0) as integer) as gpu_count,
-        cast(coalesce(node_gpus.gpu_share, 0) as double) as gpu_cost_share,
+        cast(coalesce(node_gpus.gpu_share, 0) as double) as gpu_share_ratio,
         node_gpus.gpu_share_source,
         cast(coalesce(node_costs.node_cost * node_gpus.gpu_share, 0) as double) as gpu_cost
     from node_costs

@@ -17,6 +17,7 @@ import duckdb
 from kubeledger import console_table
 from kubeledger.close.bill import BillError, load_bill, money
 from kubeledger.close.relations import find_relation
+from kubeledger.months import month_start
 
 DIMENSIONS = {"team": "team", "cost_center": "cost center", "application": "application"}
 PARTS = (
@@ -88,7 +89,7 @@ def owner_slices(
         group by mine.cluster_id, mine.cost_family
         order by encode(mine.cluster_id), encode(mine.cost_family)
         """,
-        {"month": month, "value": value},
+        {"month": month_start(month), "value": value},
     ).fetchall()
     out = []
     for row in rows:
@@ -128,7 +129,7 @@ def explain_owner(
         known = con.execute(
             f"select distinct {dimension} from {_relation(con)} where bill_month = ? "
             f"order by 1 limit 10",
-            [month],
+            [month_start(month)],
         ).fetchall()
         raise BillError(
             f"{label} has nothing on the {bill.state} bill of {month}; "
@@ -202,7 +203,7 @@ def line_split(con: duckdb.DuckDBPyConnection, month: str, line_id: str) -> list
     cursor = con.execute(
         f"select * from {relation} where bill_month = ? and line_id = ? "
         "order by billed_cost desc, encode(owner_line_id)",
-        [month, line_id],
+        [month_start(month), line_id],
     )
     names = [column[0] for column in cursor.description]
     rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

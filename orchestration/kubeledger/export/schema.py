@@ -7,8 +7,8 @@ that lost a listed column fails the export with a message naming the mart and th
 
 `month_column` says how a mart's rows belong to a month:
 - a DATE column (`usage_date`, `charge_date`): its UTC day falls in the month;
-- `bill_month`: the `YYYY-MM` text equals the month;
-- a month DATE column (`charge_month`, `invoice_month`): it equals the month's first day;
+- a month DATE column (`bill_month`, `charge_month`, `invoice_month`): it equals the month's
+  first day (every mart names a month by its first day; models/docs.md, the vocabulary);
 - `run_days`: the run re-allocated at least one day of the month (fct_rerun_log).
 
 A type `JSON` is written as VARCHAR holding a JSON object (the pod labels map), so CSV and
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-EXPORT_FORMAT_VERSION = 1
+# 2: the vocabulary of issue 16 (`_ratio` columns, months as dates, `_pct_of_budget`)
+EXPORT_FORMAT_VERSION = 2
 
-MONTH_DATE_COLUMNS = ("charge_month", "invoice_month")
+MONTH_DATE_COLUMNS = ("bill_month", "charge_month", "invoice_month")
 
 
 @dataclass(frozen=True)
@@ -279,11 +280,13 @@ MARTS: tuple[MartExport, ...] = (
             ("infrastructure_idle_cost", "DOUBLE"),
             ("unattributed_cost", "DOUBLE"),
             ("unallocated_cost", "DOUBLE"),
-            ("reconciled_pct", "DOUBLE"),
-            ("ownership_coverage_pct", "DOUBLE"),
+            ("reconciled_cost", "DOUBLE"),
+            ("owned_cost", "DOUBLE"),
+            ("reconciled_ratio", "DOUBLE"),
+            ("ownership_coverage_ratio", "DOUBLE"),
             ("nodes_ran", "BIGINT"),
             ("nodes_priced_from_bill", "BIGINT"),
-            ("match_rate", "DOUBLE"),
+            ("match_ratio", "DOUBLE"),
             ("is_match_rate_healthy", "BOOLEAN"),
             ("unallocated_resource_count", "BIGINT"),
             ("unallocated_resource_ids", "VARCHAR"),
@@ -320,7 +323,7 @@ MARTS: tuple[MartExport, ...] = (
             ("node_days_from_rate_card", "BIGINT"),
             ("node_days_unpriced", "BIGINT"),
             ("unpriced_volumes", "BIGINT"),
-            ("match_rate", "DOUBLE"),
+            ("match_ratio", "DOUBLE"),
             ("is_match_rate_healthy", "BOOLEAN"),
             ("overcommitted_node_hours", "BIGINT"),
             ("quarantined_rows", "BIGINT"),
@@ -341,8 +344,7 @@ MARTS: tuple[MartExport, ...] = (
         "bill_month",
         (
             ("bill_line_id", "VARCHAR"),
-            ("bill_month", "VARCHAR"),
-            ("month_start_date", "DATE"),
+            ("bill_month", "DATE"),
             ("bill_state", "VARCHAR"),
             ("bill_id", "VARCHAR"),
             ("cluster_id", "VARCHAR"),
@@ -370,8 +372,7 @@ MARTS: tuple[MartExport, ...] = (
         "bill_month",
         (
             ("bill_slice_id", "VARCHAR"),
-            ("bill_month", "VARCHAR"),
-            ("month_start_date", "DATE"),
+            ("bill_month", "DATE"),
             ("bill_state", "VARCHAR"),
             ("bill_id", "VARCHAR"),
             ("cluster_id", "VARCHAR"),
@@ -485,10 +486,10 @@ MARTS: tuple[MartExport, ...] = (
             ("invoiced_through_date", "DATE"),
             ("days_not_invoiced", "INTEGER"),
             ("estimate_window_days", "INTEGER"),
-            ("used_percent_of_budget", "DOUBLE"),
-            ("estimated_percent_of_budget", "DOUBLE"),
+            ("used_pct_of_budget", "DOUBLE"),
+            ("estimated_pct_of_budget", "DOUBLE"),
             ("thresholds_crossed_count", "BIGINT"),
-            ("highest_threshold_percent", "DOUBLE"),
+            ("highest_threshold_pct_of_budget", "DOUBLE"),
             ("thresholds_crossed", "VARCHAR"),
             ("line_count", "BIGINT"),
         ),
@@ -543,7 +544,7 @@ MARTS: tuple[MartExport, ...] = (
         (
             ("cluster_id", "VARCHAR"),
             ("usage_date", "DATE"),
-            ("usage_month", "VARCHAR"),
+            ("usage_month", "DATE"),
             ("team", "VARCHAR"),
             ("total_cost", "DOUBLE"),
             ("compute_cost", "DOUBLE"),
@@ -556,10 +557,10 @@ MARTS: tuple[MartExport, ...] = (
             ("unallocated_cost", "DOUBLE"),
             ("owned_cost", "DOUBLE"),
             ("reconciled_cost", "DOUBLE"),
-            ("idle_pct", "DOUBLE"),
-            ("platform_share_pct", "DOUBLE"),
-            ("ownership_coverage_pct", "DOUBLE"),
-            ("reconciled_pct", "DOUBLE"),
+            ("idle_ratio", "DOUBLE"),
+            ("platform_share_ratio", "DOUBLE"),
+            ("ownership_coverage_ratio", "DOUBLE"),
+            ("reconciled_ratio", "DOUBLE"),
         ),
         key=("cluster_id", "usage_date", "team"),
     ),
@@ -569,7 +570,7 @@ MARTS: tuple[MartExport, ...] = (
         (
             ("cluster_id", "VARCHAR"),
             ("usage_date", "DATE"),
-            ("usage_month", "VARCHAR"),
+            ("usage_month", "DATE"),
             ("team_count", "BIGINT"),
             ("cost_in_scope", "DOUBLE"),
             ("compute_cost", "DOUBLE"),
@@ -582,10 +583,10 @@ MARTS: tuple[MartExport, ...] = (
             ("unallocated_cost", "DOUBLE"),
             ("owned_cost", "DOUBLE"),
             ("reconciled_cost", "DOUBLE"),
-            ("idle_pct", "DOUBLE"),
-            ("platform_pct", "DOUBLE"),
-            ("ownership_coverage_pct", "DOUBLE"),
-            ("reconciled_pct", "DOUBLE"),
+            ("idle_ratio", "DOUBLE"),
+            ("platform_ratio", "DOUBLE"),
+            ("ownership_coverage_ratio", "DOUBLE"),
+            ("reconciled_ratio", "DOUBLE"),
         ),
         key=("cluster_id", "usage_date"),
     ),
@@ -594,8 +595,7 @@ MARTS: tuple[MartExport, ...] = (
         "bill_month",
         (
             ("bill_backing_id", "VARCHAR"),
-            ("bill_month", "VARCHAR"),
-            ("month_start_date", "DATE"),
+            ("bill_month", "DATE"),
             ("bill_state", "VARCHAR"),
             ("currency", "VARCHAR"),
             ("backing", "VARCHAR"),

@@ -70,8 +70,6 @@ def _null_sql(name: str, type_name: str) -> str:
 
 def month_filter(mart: MartExport, first: dt.date, last: dt.date, month: str) -> str:
     column = mart.month_column
-    if column == "bill_month":
-        return f"bill_month = {_literal(month)}"
     if column in MONTH_DATE_COLUMNS:
         return f"{column} = date {_literal(first.isoformat())}"
     if column == "run_days":
@@ -239,7 +237,8 @@ def _bill_state(
     state = None
     if relation_columns(con, "marts", "fct_bill_lines_monthly"):
         row = con.execute(
-            "select min(bill_state) from marts.fct_bill_lines_monthly where bill_month = ?", [month]
+            "select min(bill_state) from marts.fct_bill_lines_monthly where bill_month = ?",
+            [month_bounds(month)[0]],
         ).fetchone()
         state = row[0] if row else None
     if sealed_bill_id and state != "sealed" and progress:

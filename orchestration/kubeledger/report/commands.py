@@ -72,9 +72,9 @@ def report(month: str, out_path: Path | None, top: int) -> None:
     )
     if data.headline:
         click.echo(
-            f"    idle {pct(data.headline.get('idle_pct'))}, ownership coverage "
-            f"{pct(data.headline.get('ownership_coverage_pct'))}, reconciled "
-            f"{pct(data.headline.get('reconciled_pct'))}"
+            f"    idle {pct(data.headline.get('idle_ratio'))}, ownership coverage "
+            f"{pct(data.headline.get('ownership_coverage_ratio'))}, reconciled "
+            f"{pct(data.headline.get('reconciled_ratio'))}"
         )
     for line in console_lines(data.backing, lambda amount: money(amount, bill.currency)):
         click.echo(f"    {line}")

@@ -17,6 +17,7 @@ import duckdb
 import pandas as pd
 
 from kubeledger.bill_backing import BillBacking, load_bill_backing
+from kubeledger.months import month_start
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0")
@@ -217,7 +218,7 @@ def _bill_lines(con: duckdb.DuckDBPyConnection, month: str) -> pd.DataFrame:
         where bill_month = ?
         order by cluster_id, cost_family, line_id
         """,
-        [month],
+        [month_start(month)],
     )
     return pd.DataFrame(rows, columns=LINE_COLUMNS)
 
@@ -228,7 +229,7 @@ def _currency(con: duckdb.DuckDBPyConnection, month: str) -> str:
             "marts",
             "fct_bill_close_status",
             "select min(currency) from marts.fct_bill_close_status where bill_month = ?",
-            [month],
+            [month_start(month)],
         ),
         ("config", "settings", "select min(currency) from config.settings", []),
     ):
@@ -300,7 +301,8 @@ def _bridge(
         "anomaly",
     ]
     wanted_state = "sealed" if sealed else "draft"
-    candidates = [("marts", "fct_bill_close_status", columns)]
+    # a mart names the month by its first day, the sealed store by its `YYYY-MM` text
+    candidates = [("marts", "fct_bill_close_status", columns, month_start(month))]
     if sealed:
         candidates.append(
             (
@@ -311,9 +313,10 @@ def _bridge(
                     for c in columns
                     if c != "has_pending_correction"
                 ],
+                month,
             )
         )
-    for schema, table, wanted in candidates:
+    for schema, table, wanted, month_key in candidates:
         if not relation_exists(con, schema, table):
             continue
         try:
@@ -321,7 +324,7 @@ def _bridge(
                 con,
                 f"select {', '.join(wanted)} from {schema}.{table} where bill_month = ? "
                 "order by cluster_id, cost_family",
-                [month],
+                [month_key],
             )
         except duckdb.Error:
             continue
@@ -416,8 +419,8 @@ def _headline(con: duckdb.DuckDBPyConnection, args: list[Any]) -> dict[str, Any]
             sum(shared_cost) as shared_cost,
             sum(idle_cost) as idle_cost,
             sum(unallocated_cost) as unallocated_cost,
-            sum(ownership_coverage_pct * cost_in_scope) as owned_cost,
-            sum(reconciled_pct * cost_in_scope) as reconciled_cost,
+            sum(owned_cost) as owned_cost,
+            sum(reconciled_cost) as reconciled_cost,
             count(*) filter (where is_complete) as complete_days,
             count(*) as cluster_days
         from marts.fct_reconciliation_daily
@@ -430,10 +433,10 @@ def _headline(con: duckdb.DuckDBPyConnection, args: list[Any]) -> dict[str, Any]
     def share(value: float | None) -> float | None:
         return (value or 0.0) / scope if scope else None
 
-    row["idle_pct"] = share(row["idle_cost"])
-    row["platform_pct"] = share(row["shared_cost"])
-    row["ownership_coverage_pct"] = share(row["owned_cost"])
-    row["reconciled_pct"] = share(row["reconciled_cost"])
+    row["idle_ratio"] = share(row["idle_cost"])
+    row["platform_ratio"] = share(row["shared_cost"])
+    row["ownership_coverage_ratio"] = share(row["owned_cost"])
+    row["reconciled_ratio"] = share(row["reconciled_cost"])
     return row
 
 
@@ -574,7 +577,7 @@ def _health(
                        count(*) filter (where needs_attention) as attention_days,
                        sum(node_days_on_estimate) as node_days_on_estimate,
                        sum(node_days_unpriced) as node_days_unpriced,
-                       avg(match_rate) as match_rate,
+                       avg(match_ratio) as match_ratio,
                        sum(quarantined_rows) as quarantined_rows,
                        sum(failed_expectations) as failed_expectations
                 from marts.fct_data_health_daily
@@ -607,12 +610,11 @@ def _health(
                count(*) as days,
                count(*) filter (where is_complete) as complete_days,
                count(*) filter (where not coalesce(is_match_rate_healthy, true)) as attention_days,
-               sum(reconciled_pct * cost_in_scope) / nullif(sum(cost_in_scope), 0)
-                   as reconciled_pct,
+               sum(reconciled_cost) / nullif(sum(cost_in_scope), 0) as reconciled_ratio,
                -- rate-card clusters have no match rate (null), not 0%
-               sum(nodes_priced_from_bill) filter (where match_rate is not null)
-                   / nullif(sum(nodes_ran) filter (where match_rate is not null), 0)
-                   as match_rate,
+               sum(nodes_priced_from_bill) filter (where match_ratio is not null)
+                   / nullif(sum(nodes_ran) filter (where match_ratio is not null), 0)
+                   as match_ratio,
                count(*) filter (where not has_usage) as days_without_usage,
                count(*) filter (where not has_billing) as days_without_billing
         from marts.fct_reconciliation_daily

@@ -158,27 +158,27 @@ def _tiles(data: ReportData) -> list[dict[str, Any]]:
             },
             {
                 "label": "Idle",
-                "value": pct(head.get("idle_pct")),
+                "value": pct(head.get("idle_ratio")),
                 "note": money(head.get("idle_cost"), cur),
-                "tone": "warn" if (head.get("idle_pct") or 0) > 0.3 else "",
+                "tone": "warn" if (head.get("idle_ratio") or 0) > 0.3 else "",
             },
             {
                 "label": "Platform (shared)",
-                "value": pct(head.get("platform_pct")),
+                "value": pct(head.get("platform_ratio")),
                 "note": money(head.get("shared_cost"), cur),
             },
             {
                 "label": "Ownership coverage",
-                "value": pct(head.get("ownership_coverage_pct")),
+                "value": pct(head.get("ownership_coverage_ratio")),
                 "note": "cost ending with a team or cost center",
-                "tone": "good" if (head.get("ownership_coverage_pct") or 0) >= 0.9 else "warn",
+                "tone": "good" if (head.get("ownership_coverage_ratio") or 0) >= 0.9 else "warn",
             },
             {
                 "label": "Reconciled to invoice",
-                "value": pct(head.get("reconciled_pct")),
+                "value": pct(head.get("reconciled_ratio")),
                 "note": f"{head.get('complete_days', 0)} of {head.get('cluster_days', 0)} "
                 "cluster-days complete",
-                "tone": "good" if (head.get("reconciled_pct") or 0) >= 0.99 else "warn",
+                "tone": "good" if (head.get("reconciled_ratio") or 0) >= 0.99 else "warn",
             },
         ]
     tiles += _backing_tiles(data)
@@ -376,8 +376,8 @@ def _idle_context(data: ReportData) -> dict[str, Any]:
     for row in rows:
         ledger = row["ledger_cost"] or 0.0
         idle = row["workload_idle_cost"] + row["infrastructure_idle_cost"]
-        row["idle_pct"] = idle / ledger if ledger else None
-        row["platform_pct"] = row["platform_cost"] / ledger if ledger else None
+        row["idle_ratio"] = idle / ledger if ledger else None
+        row["platform_ratio"] = row["platform_cost"] / ledger if ledger else None
     return {
         "unavailable": None,
         "chart": chart(charts.split_chart(data.cluster_split), "idle"),
@@ -391,8 +391,8 @@ def _idle_context(data: ReportData) -> dict[str, Any]:
             Column("platform_cost", "Platform", money_fmt, "num"),
             Column("unattributed_cost", "Unattributed", money_fmt, "num"),
             Column("unallocated_cost", "Unallocated", money_fmt, "num"),
-            Column("idle_pct", "Idle %", pct, "num"),
-            Column("platform_pct", "Platform %", pct, "num"),
+            Column("idle_ratio", "Idle %", pct, "num"),
+            Column("platform_ratio", "Platform %", pct, "num"),
         ],
     }
 
@@ -452,7 +452,7 @@ def _health_context(data: ReportData) -> dict[str, Any]:
             Column("attention_days", "Need attention", text, "num"),
             Column("node_days_on_estimate", "Node-days on estimate", text, "num"),
             Column("node_days_unpriced", "Unpriced node-days", text, "num"),
-            Column("match_rate", "Match rate", pct, "num"),
+            Column("match_ratio", "Match rate", pct, "num"),
             Column("quarantined_rows", "Quarantined rows", text, "num"),
             Column("failed_expectations", "Failed checks", text, "num"),
         ]
@@ -465,8 +465,8 @@ def _health_context(data: ReportData) -> dict[str, Any]:
             Column("attention_days", "Match rate < 90%", text, "num"),
             Column("days_without_usage", "No usage", text, "num"),
             Column("days_without_billing", "No bill", text, "num"),
-            Column("match_rate", "Match rate", pct, "num"),
-            Column("reconciled_pct", "Reconciled", pct, "num"),
+            Column("match_ratio", "Match rate", pct, "num"),
+            Column("reconciled_ratio", "Reconciled", pct, "num"),
         ]
         note = (
             "Source: fct_reconciliation_daily (fct_data_health_daily is not in this "
