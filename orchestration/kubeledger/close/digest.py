@@ -86,12 +86,19 @@ def artifact_tables(kind: str) -> tuple[ArtifactTable, ...]:
     return BILL_TABLES if kind == "bill" else CORRECTION_TABLES
 
 
-@functools.cache
-def canonical_schema() -> dict[str, list[str]]:
-    """Each sealed table's columns, in order, as this version's DDL creates them."""
+@contextmanager
+def _canonical_tables() -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB holding the sealed tables exactly as this version's DDL makes them."""
     with duckdb.connect() as con:
         for statement in DDL:
             con.execute(statement)
+        yield con
+
+
+@functools.cache
+def canonical_schema() -> dict[str, list[str]]:
+    """Each sealed table's columns, in order, as this version's DDL creates them."""
+    with _canonical_tables() as con:
         rows = con.execute(
             "select table_name, column_name from information_schema.columns "
             "where table_schema = ? order by table_name, ordinal_position",
@@ -106,9 +113,7 @@ def canonical_schema() -> dict[str, list[str]]:
 @functools.cache
 def money_columns() -> frozenset[str]:
     """The names of the sealed tables' money columns (decimal at the bill scale)."""
-    with duckdb.connect() as con:
-        for statement in DDL:
-            con.execute(statement)
+    with _canonical_tables() as con:
         rows = con.execute(
             "select distinct column_name from information_schema.columns "
             "where table_schema = ? and data_type like 'DECIMAL(38,%'",
@@ -120,9 +125,7 @@ def money_columns() -> frozenset[str]:
 @functools.cache
 def canonical_constraints() -> frozenset[tuple[str, str, str]]:
     """(table, constraint type, constraint text) of every sealed table, as the DDL makes them."""
-    with duckdb.connect() as con:
-        for statement in DDL:
-            con.execute(statement)
+    with _canonical_tables() as con:
         return frozenset(constraints(con))
 
 
