@@ -121,8 +121,16 @@ def old_tree(tmp_path_factory):
         _git("worktree", "prune")
 
 
-def _pythonpath(tree: Path) -> str:
-    return f"{tree / 'orchestration'}{os.pathsep}{tree}"
+def _env(tree: Path, **extra: str) -> dict[str, str]:
+    """The environment that runs `tree`'s code on `tree`'s dbt project: the Makefile exports
+    DBT_PROJECT_DIR (and dbt reads it before any default), so it is pointed at the tree too."""
+    return {
+        **os.environ,
+        "PYTHONPATH": f"{tree / 'orchestration'}{os.pathsep}{tree}",
+        "DBT_PROJECT_DIR": str(tree),
+        "DBT_PROFILES_DIR": str(tree / "profiles"),
+        **extra,
+    }
 
 
 # --- the configuration's error messages ----------------------------------------------------
@@ -198,7 +206,7 @@ def test_every_key_the_old_parser_named_is_named_at_once(old_tree):
         input=json.dumps(documents),
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": _pythonpath(old_tree)},
+        env=_env(old_tree),
         cwd=old_tree,
     )
     assert ran.returncode == 0, ran.stderr
@@ -245,7 +253,7 @@ def outputs(old_tree, tmp_path_factory):
             ran = subprocess.run(
                 [sys.executable, str(DRIVER), str(work), str(landing), str(config)]
                 + [MONTH, AS_OF, *late],
-                env={**os.environ, "PYTHONPATH": _pythonpath(tree), "KUBELEDGER_VERBOSE": ""},
+                env=_env(tree, KUBELEDGER_VERBOSE=""),
                 cwd=work,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -415,6 +423,8 @@ ADDED_AFTER_REFACTOR = {
         r'<div class="tile[^"]*"><div class="tile-label">Bill backed by invoice</div>'
         r'<div class="tile-value">[^<]*</div><div class="tile-note">[^<]*</div></div>'
     ),
+    # issue 16 §5: the budgets section (used, forecast, thresholds per budget)
+    "budgets section": re.compile(r'<section class="card" id="budgets".*?</section>', re.S),
 }
 SEALED_AT = re.compile(r"sealed \d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})? UTC")
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
