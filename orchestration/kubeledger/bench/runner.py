@@ -126,6 +126,12 @@ def run_fleet(
             f"peak {facts['peak_rss_bytes'] / 2**20:,.0f} MiB, {facts['rows']:,} rows"
         )
         stages.append(facts)
+    disk = {
+        "landing_bytes": _bytes_under(spec.landing),
+        "warehouse_bytes": sum(
+            path.stat().st_size for path in work.glob(f"{spec.db.name}*") if path.is_file()
+        ),
+    }
     if nodes in config.spark_nodes:
         stages += _run_spark(spec, work, logs, say)
     timings = {
@@ -145,10 +151,15 @@ def run_fleet(
         "incremental_day": spec.incremental_day.isoformat(),
         "stages": stages,
         "dbt": timings,
+        "disk": disk,
     }
     if not config.keep:
         shutil.rmtree(work)
     return result
+
+
+def _bytes_under(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
 def _run_spark(

@@ -215,22 +215,78 @@ def incremental(spec: StageSpec) -> dict[str, Any]:
     }
 
 
+# The pod-usage columns the ledger reads (SPEC §5), with their types: the baseline reads them
+# all, typed, as the ledger must.
+BASELINE_COLUMNS = {
+    "report_period_start": "VARCHAR",
+    "report_period_end": "VARCHAR",
+    "interval_start": "VARCHAR",
+    "interval_end": "VARCHAR",
+    "node": "VARCHAR",
+    "namespace": "VARCHAR",
+    "pod": "VARCHAR",
+    "pod_usage_cpu_core_seconds": "DOUBLE",
+    "pod_request_cpu_core_seconds": "DOUBLE",
+    "pod_limit_cpu_core_seconds": "DOUBLE",
+    "pod_usage_memory_byte_seconds": "DOUBLE",
+    "pod_request_memory_byte_seconds": "DOUBLE",
+    "pod_limit_memory_byte_seconds": "DOUBLE",
+    "node_capacity_cpu_cores": "DOUBLE",
+    "node_capacity_cpu_core_seconds": "DOUBLE",
+    "node_capacity_memory_bytes": "DOUBLE",
+    "node_capacity_memory_byte_seconds": "DOUBLE",
+    "node_role": "VARCHAR",
+    "resource_id": "VARCHAR",
+    "pod_labels": "VARCHAR",
+}
+
+
 def baseline(spec: StageSpec) -> dict[str, Any]:
-    """One query over the same pod-usage files: CPU usage per namespace."""
+    """The floor (issue 13): one query over the same pod-usage files reading every column the
+    ledger needs, typed (timestamps parsed with their zone), aggregated to pod-day per cluster
+    (the cluster is the report's folder)."""
     pattern = str(spec.landing / POD_USAGE_GLOB).replace("'", "''")
+    types = ", ".join(f"'{name}': '{kind}'" for name, kind in BASELINE_COLUMNS.items())
+    stamp = "strptime(replace({}, ' UTC', ''), '%Y-%m-%d %H:%M:%S %z')"
     with duckdb.connect() as con:
-        rows = con.execute(
+        pod_hours, pod_days = con.execute(
             f"""
-            select namespace, sum(pod_usage_cpu_core_seconds) as cpu_core_seconds,
-                count(*) as pod_hours
-            from read_csv('{pattern}', header = true, union_by_name = true)
-            group by namespace
+            with hours as (
+                select
+                    split_part(filename, '/', -3) as cluster_id,
+                    {stamp.format("interval_start")} as interval_start,
+                    {stamp.format("interval_end")} as interval_end,
+                    * exclude (interval_start, interval_end, filename)
+                from read_csv('{pattern}', header = true, auto_detect = false,
+                    columns = {{{types}}}, filename = true)
+            ),
+            pod_days as (
+                select
+                    cluster_id, node, namespace, pod,
+                    cast(interval_start as date) as usage_date,
+                    count(*) as hours,
+                    sum(epoch(interval_end) - epoch(interval_start)) as seconds,
+                    sum(pod_usage_cpu_core_seconds) as cpu_used,
+                    sum(pod_request_cpu_core_seconds) as cpu_requested,
+                    max(pod_limit_cpu_core_seconds) as cpu_limit,
+                    sum(pod_usage_memory_byte_seconds) as memory_used,
+                    sum(pod_request_memory_byte_seconds) as memory_requested,
+                    max(pod_limit_memory_byte_seconds) as memory_limit,
+                    max(node_capacity_cpu_core_seconds) as node_cpu,
+                    max(node_capacity_memory_byte_seconds) as node_memory,
+                    any_value(node_role) as node_role,
+                    any_value(resource_id) as resource_id,
+                    max(pod_labels) as pod_labels
+                from hours
+                group by all
+            )
+            select sum(hours), count(*) from pod_days
             """
-        ).fetchall()
+        ).fetchone()
     return {
-        "rows": sum(row[2] for row in rows),
-        "rows_what": "pod-usage rows read (CPU per namespace)",
-        "namespaces": len(rows),
+        "rows": int(pod_hours or 0),
+        "rows_what": f"pod-hours read, typed, to {int(pod_days or 0):,} pod-days",
+        "pod_days": int(pod_days or 0),
     }
 
 
