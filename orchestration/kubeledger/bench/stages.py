@@ -216,7 +216,7 @@ def incremental(spec: StageSpec) -> dict[str, Any]:
 
 
 # The pod-usage columns the ledger reads (SPEC §5), with their types: the baseline reads them
-# all, typed, as the ledger must.
+# all, typed, as the ledger must (by name: an on-prem report has no resource_id).
 BASELINE_COLUMNS = {
     "report_period_start": "VARCHAR",
     "report_period_end": "VARCHAR",
@@ -249,6 +249,7 @@ def baseline(spec: StageSpec) -> dict[str, Any]:
     types = ", ".join(f"'{name}': '{kind}'" for name, kind in BASELINE_COLUMNS.items())
     stamp = "strptime(replace({}, ' UTC', ''), '%Y-%m-%d %H:%M:%S %z')"
     with duckdb.connect() as con:
+        con.execute("set enable_progress_bar = false")
         pod_hours, pod_days = con.execute(
             f"""
             with hours as (
@@ -257,8 +258,8 @@ def baseline(spec: StageSpec) -> dict[str, Any]:
                     {stamp.format("interval_start")} as interval_start,
                     {stamp.format("interval_end")} as interval_end,
                     * exclude (interval_start, interval_end, filename)
-                from read_csv('{pattern}', header = true, auto_detect = false,
-                    columns = {{{types}}}, filename = true)
+                from read_csv('{pattern}', header = true, union_by_name = true,
+                    types = {{{types}}}, filename = true)
             ),
             pod_days as (
                 select
