@@ -695,14 +695,15 @@ def _stage_and_insert(
         f"insert into {_NEW_KEYS} select {lit(spec.raw_table)}, k1, k2, {indexes} "
         f"from ({keys}) returning k1, k2, file_index"
     ).fetchall()
+    keys_of: dict[int, list[tuple[str | None, str | None]]] = {}
+    for key1, key2, index in new_keys:
+        keys_of.setdefault(index, []).append((key1, key2))
     for pos, item in enumerate(items, start=1):
         result = item.result
         result.rows_loaded = counts.get(pos, (0, 0, 0))[2] - bad_rows.get(pos, 0)
         result.rows_quarantined = bad_rows.get(pos, 0)
         result.values_nulled = nulled.get(pos, 0)
-        result.period_key = _period_key_text(
-            item, [(a, b) for a, b, index in new_keys if index == item.index]
-        )
+        result.period_key = _period_key_text(item, keys_of.get(item.index, []))
     if problems:
         con.execute(f"delete from {_BAD_VALUES}")
 
@@ -926,5 +927,9 @@ def _record_loaded_files(
         )
         for item in planned
     ]
-    placeholders = ", ".join("?" for _ in LOADED_FILES_COLUMNS)
-    con.executemany(f"insert into raw.loaded_files ({names}) values ({placeholders})", rows)
+    # One statement for all the files (executemany costs a statement per file).
+    placeholders = "(" + ", ".join("?" for _ in LOADED_FILES_COLUMNS) + ")"
+    con.execute(
+        f"insert into raw.loaded_files ({names}) values " + ", ".join(placeholders for _ in rows),
+        [value for row in rows for value in row],
+    )
