@@ -78,15 +78,16 @@ def _count_staged(monkeypatch) -> list[int]:
     return staged
 
 
-def _load(landing: Path, monkeypatch, batch_files: int) -> tuple[dict, list[str], list[int]]:
-    """Load `landing` into a new warehouse; its raw tables without load times, its progress
-    lines and the number of files staged by each staging statement."""
+def _load(*landings: Path, monkeypatch, batch_files: int) -> tuple[dict, list[str], list[int]]:
+    """Load `landings` in turn into a new warehouse; its raw tables without load times, the
+    progress lines and the number of files staged by each staging statement."""
     monkeypatch.setattr(loader, "BATCH_MAX_FILES", batch_files)
     staged = _count_staged(monkeypatch)
     lines: list[str] = []
     with duckdb.connect() as con:
-        summary = load_landing(con, landing, progress=lines.append)
-        assert summary.files_loaded > 0
+        for landing in landings:
+            summary = load_landing(con, landing, progress=lines.append)
+            assert summary.files_loaded > 0
         return _raw_tables(con), lines, staged
 
 
@@ -113,8 +114,10 @@ def _raw_tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
 
 
 def test_batches_load_the_same_rows_as_file_by_file(messy_fleet, monkeypatch):
-    alone, alone_lines, alone_staged = _load(messy_fleet, monkeypatch, 1)
-    batched, batched_lines, batched_staged = _load(messy_fleet, monkeypatch, 256)
+    alone, alone_lines, alone_staged = _load(messy_fleet, monkeypatch=monkeypatch, batch_files=1)
+    batched, batched_lines, batched_staged = _load(
+        messy_fleet, monkeypatch=monkeypatch, batch_files=256
+    )
 
     assert set(alone_staged) == {1}
     # 40 operator reports in 4 formats, 5 supplementary files in 3, 2 legacy CURs; the AWS
@@ -180,3 +183,44 @@ def test_a_file_of_a_batch_that_changes_during_the_load_is_refused(tmp_path, mon
         load_landing(con, landing)
     assert str(refused.value).startswith("aws/cur-b.csv: changed while it was being loaded")
     assert staged == [2, 1, 1]
+
+
+def test_a_redelivered_cluster_day_restates_the_same_rows_in_batches(
+    messy_fleet, tmp_path, monkeypatch
+):
+    """A second delivery of two cluster-days (each report with one value changed) restates
+    the hours of the first, credited to the same files."""
+    for day in sorted(messy_fleet.glob("usage/*/*"))[2:4]:
+        again = tmp_path / "again" / day.relative_to(messy_fleet)
+        shutil.copytree(day, again)
+        for report in sorted(again.glob("*_openshift_usage_report.*.csv")):
+            _edit(report, {(1, "interval_end"): "2026-10-09 00:00:00 +0000 UTC"})
+
+    landings = (messy_fleet, tmp_path / "again")
+    alone, alone_lines, _ = _load(*landings, monkeypatch=monkeypatch, batch_files=1)
+    batched, batched_lines, staged = _load(*landings, monkeypatch=monkeypatch, batch_files=256)
+
+    assert batched == alone
+    assert batched_lines == alone_lines
+    replaced = [line.split(" in ")[1] for line in alone_lines if line.startswith("replaced ")]
+    assert replaced == [
+        f"raw.koku_{table} (re-delivered report hours)"
+        for table in ("pod_usage", "storage_usage", "node_labels", "namespace_labels")
+    ]
+    # the 8 reports of the days, each with rows replaced (raw.loaded_files' 9th column)
+    assert len([row for row in alone["loaded_files"] if row[8]]) == 8
+    assert staged[-4:] == [2, 2, 2, 2]
+
+
+def test_gzipped_reports_load_the_same_in_batches(tmp_path, monkeypatch):
+    generate_fleet(
+        tmp_path, clusters=2, nodes=3, days=3, pods_per_node=4, workers=1, gzip_usage=True
+    )
+    landing = tmp_path / "landing"
+    alone, alone_lines, _ = _load(landing, monkeypatch=monkeypatch, batch_files=1)
+    batched, batched_lines, staged = _load(landing, monkeypatch=monkeypatch, batch_files=256)
+
+    assert batched == alone
+    assert batched_lines == alone_lines
+    # 24 reports (2 clusters, 3 days, 4 formats) in 4 batches
+    assert staged.count(6) == 4

@@ -2,10 +2,13 @@
 
 For each file: recognise it by its header, stage it (DuckDB reads it into a temporary table in
 file order, every column varchar), send rows with unreadable typed values to raw.quarantine,
-and append the rest to its raw table. Once every file is in, rows of earlier loads that the
-new files restate (same billing period and account, same cluster and hour, same supplementary
-file path) are deleted, except billing rows a sealed bill references: those are kept, marked
-`_superseded_at` (staging skips them), so a sealed line stays traceable to its file and row.
+and append the rest to its raw table. CSV files of one format and header are staged together
+(up to BATCH_MAX_FILES at a time) and go through those statements once per batch, each row
+keeping its own file's path, hash, cluster and row number. Once every file is in, rows of
+earlier loads that the new files restate (same billing period and account, same cluster and
+hour, same supplementary file path) are deleted, except billing rows a sealed bill
+references: those are kept, marked `_superseded_at` (staging skips them), so a sealed line
+stays traceable to its file and row.
 See docs/landing-and-raw.md.
 """
 
