@@ -2,10 +2,13 @@
 
 For each file: recognise it by its header, stage it (DuckDB reads it into a temporary table in
 file order, every column varchar), send rows with unreadable typed values to raw.quarantine,
-and append the rest to its raw table. Once every file is in, rows of earlier loads that the
-new files restate (same billing period and account, same cluster and hour, same supplementary
-file path) are deleted, except billing rows a sealed bill references: those are kept, marked
-`_superseded_at` (staging skips them), so a sealed line stays traceable to its file and row.
+and append the rest to its raw table. CSV files of one format and header are staged together
+(up to BATCH_MAX_FILES at a time) and go through those statements once per batch, each row
+keeping its own file's path, hash, cluster and row number. Once every file is in, rows of
+earlier loads that the new files restate (same billing period and account, same cluster and
+hour, same supplementary file path) are deleted, except billing rows a sealed bill
+references: those are kept, marked `_superseded_at` (staging skips them), so a sealed line
+stays traceable to its file and row.
 See docs/landing-and-raw.md.
 """
 
@@ -25,7 +28,7 @@ import duckdb
 
 from kubeledger.load import azure_actual
 from kubeledger.load.columns import ColumnPlan, plan_columns
-from kubeledger.load.csv_reader import csv_source
+from kubeledger.load.csv_reader import csv_relation, csv_source
 from kubeledger.load.detect import Sniffed, first_line, is_manifest, match_format, sniff
 from kubeledger.load.errors import LoadError
 from kubeledger.load.formats import FORMATS, ROW_ADDRESS, FormatSpec, IgnoredFormat
@@ -69,6 +72,7 @@ class _Planned:
     cluster_id: str | None
     result: FileResult
     stamp: tuple[int, int] = (0, 0)  # (size, mtime_ns) when it was hashed
+    sniffed: Sniffed | None = None
 
 
 def load_landing(
@@ -142,25 +146,53 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def _load(con: duckdb.DuckDBPyConnection, landing: Path, progress: Progress) -> LoadSummary:
     loaded_at = datetime.now(UTC).replace(tzinfo=None)
     summary = LoadSummary(loaded_at=loaded_at)
+    try:
+        with _transaction(con):
+            _start(con)
+            planned = _plan(con, landing, summary, progress)
+            _load_planned(con, planned, loaded_at, progress, batched=True)
+        return summary
+    except _BatchFailed as failed:
+        printed = failed.printed
+    # A batch failed and nothing was kept (a failed read aborts a DuckDB transaction): load
+    # the same plan again file by file, which raises the error of the first file that cannot be
+    # loaded, naming its row, as a file-by-file load always did (and printing the same lines:
+    # the batched attempt printed the first `printed` of them).
+    for item in planned:
+        item.result.rows_loaded = item.result.rows_quarantined = item.result.values_nulled = 0
+        item.result.rows_replaced, item.result.period_key = 0, None
     with _transaction(con):
-        ensure_raw_schema(con)
-        planned = _plan(con, landing, summary, progress)
-        for table, columns in (
-            (_NEW_KEYS, "raw_table varchar, k1 varchar, k2 varchar, file_index integer"),
-            (_BAD_VALUES, "column_name varchar, v varchar"),
-        ):
-            con.execute(f"drop table if exists {table}")
-            con.execute(f"create temp table {table} ({columns})")
-        for item in planned:
-            _load_file(con, item, loaded_at)
-            progress(item.result.line())
-        con.execute(f"drop table if exists {_STAGE}")
-        for line in _replace_restated(con, planned, loaded_at):
-            progress(line)
-        _record_loaded_files(con, planned, loaded_at)
-        con.execute(f"drop table if exists {_NEW_KEYS}")
-        con.execute(f"drop table if exists {_BAD_VALUES}")
+        _start(con)
+        _load_planned(con, planned, loaded_at, progress, batched=False, printed=printed)
     return summary
+
+
+def _start(con: duckdb.DuckDBPyConnection) -> None:
+    ensure_raw_schema(con)
+    for table, columns in (
+        (_NEW_KEYS, "raw_table varchar, k1 varchar, k2 varchar, file_index integer"),
+        (_BAD_VALUES, "column_name varchar, v varchar"),
+    ):
+        con.execute(f"drop table if exists {table}")
+        con.execute(f"create temp table {table} ({columns})")
+
+
+def _load_planned(
+    con: duckdb.DuckDBPyConnection,
+    planned: list[_Planned],
+    loaded_at: datetime,
+    progress: Progress,
+    *,
+    batched: bool,
+    printed: int = 0,
+) -> None:
+    _load_files(con, planned, loaded_at, progress, batched=batched, printed=printed)
+    con.execute(f"drop table if exists {_STAGE}")
+    for line in _replace_restated(con, planned, loaded_at):
+        progress(line)
+    _record_loaded_files(con, planned, loaded_at)
+    con.execute(f"drop table if exists {_NEW_KEYS}")
+    con.execute(f"drop table if exists {_BAD_VALUES}")
 
 
 def _walk(landing: Path) -> list[Path]:
@@ -326,6 +358,7 @@ def _plan(
                 cluster_id,
                 result,
                 stamp,
+                sniffed,
             )
         )
     return planned
@@ -458,53 +491,185 @@ def _describe_read_error(exc: duckdb.Error) -> str:
     return text[:400]
 
 
-def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: datetime) -> None:
-    spec, plan, result = item.spec, item.plan, item.result
-    select = ", ".join(f"{expr} as {ident(name)}" for name, expr in plan.select)
+# Consecutive CSV files of one format, header and compression are staged by one `read_csv`
+# and loaded by one round of statements: each statement costs milliseconds whatever its size,
+# and a landing folder is thousands of small files (the operator's 4 reports per cluster-day).
+BATCH_MAX_FILES = 256
+BATCH_MAX_BYTES = 512 * 1024 * 1024
+_FILE = "_kl_file"  # the stage column holding a row's file: its 1-based position in the batch
+
+
+def _batch_key(item: _Planned) -> tuple[object, ...] | None:
+    """Items with equal keys can be staged together; None: this one is staged alone."""
+    sniffed = item.sniffed
+    if sniffed is None or sniffed.family != "csv" or item.spec.name == "azure_cost_details":
+        return None
+    return (item.spec.name, sniffed.header, sniffed.compression, item.plan)
+
+
+def _batches(planned: list[_Planned]) -> list[list[_Planned]]:
+    """The files in batches, in the order of each batch's first file.
+
+    The operator writes a cluster-day's 4 reports side by side, so files of one format are
+    rarely consecutive: a batch gathers the format's later files too. A raw table's rows still
+    arrive in file order: a file of the same table but another header closes its open batch.
+    """
+    batches: list[list[_Planned]] = []
+    open_batches: dict[str, tuple[tuple[object, ...], list[_Planned], list[int]]] = {}
+    for item in planned:
+        key = _batch_key(item)
+        table = item.spec.raw_table
+        current = open_batches.get(table)
+        if current is not None:
+            current_key, batch, size = current
+            if (
+                key != current_key
+                or len(batch) >= BATCH_MAX_FILES
+                or size[0] + item.stamp[0] > BATCH_MAX_BYTES
+            ):
+                del open_batches[table]
+            else:
+                batch.append(item)
+                size[0] += item.stamp[0]
+                continue
+        batches.append([item])
+        if key is not None:
+            open_batches[table] = (key, batches[-1], [item.stamp[0]])
+    return batches
+
+
+class _NotInFileOrder(Exception):
+    """A staged batch whose rows do not follow file, then row order."""
+
+
+def _load_files(
+    con: duckdb.DuckDBPyConnection,
+    planned: list[_Planned],
+    loaded_at: datetime,
+    progress: Progress,
+    *,
+    batched: bool,
+    printed: int,
+) -> None:
+    """Load the planned files, batch by batch, printing each file's line in plan order (but
+    the first `printed`).
+
+    A batch runs when its first file's turn comes, so every file before a batch of one file is
+    loaded by then: its error is the one a file-by-file load raises. A batch of several files
+    that fails raises _BatchFailed: a file after its first may fail, or one of a later batch
+    that comes before it, and only a file-by-file load tells which comes first."""
+    done: set[int] = set()
+    for batch in _batches(planned) if batched else [[item] for item in planned]:
+        try:
+            _load_batch(con, batch, loaded_at)
+        except (LoadError, duckdb.Error) as exc:
+            if len(batch) > 1:
+                raise _BatchFailed(printed) from exc
+            raise
+        done.update(item.index for item in batch)
+        while printed < len(planned) and planned[printed].index in done:
+            progress(planned[printed].result.line())
+            printed += 1
+
+
+class _BatchFailed(Exception):
+    """A batch of several files could not be loaded: load file by file to find out why."""
+
+    def __init__(self, printed: int) -> None:
+        super().__init__(f"a batch failed after {printed} progress lines")
+        self.printed = printed
+
+
+def _load_batch(con: duckdb.DuckDBPyConnection, items: list[_Planned], loaded_at: datetime) -> None:
+    """Load files of one format and header with one round of statements, or one by one when
+    the staged rows are found out of file order (before anything is written)."""
     try:
-        # Order-preserving (preserve_insertion_order is on): rowid follows the file's rows.
+        _stage_and_insert(con, items, loaded_at)
+    except _NotInFileOrder:
+        for item in items:
+            _stage_and_insert(con, [item], loaded_at)
+
+
+def _per_file(values: list[str]) -> str:
+    """SQL over a staged row: the value (SQL) of its file, among one per file of the batch."""
+    if len(values) == 1:
+        return values[0]
+    return f"[{', '.join(values)}][{_FILE}]"
+
+
+def _stage_and_insert(
+    con: duckdb.DuckDBPyConnection, items: list[_Planned], loaded_at: datetime
+) -> None:
+    first = items[0]
+    spec, plan = first.spec, first.plan
+    select = ", ".join(f"{expr} as {ident(name)}" for name, expr in plan.select)
+    if len(items) == 1:
+        relation, file_column, position = first.source.relation, "", "1"
+    else:
+        assert first.sniffed is not None
+        relation = csv_relation([item.path for item in items], first.sniffed, filename=True)
+        paths = ", ".join(lit(str(item.path)) for item in items)
+        file_column, position = f", list_position([{paths}], filename) as {_FILE}", _FILE
+    try:
+        # Order-preserving (preserve_insertion_order is on): rowid follows the files' rows.
         con.execute(
-            f"create or replace temp table {_STAGE} as select {select} from {item.source.relation}"
+            f"create or replace temp table {_STAGE} as select {select}{file_column} from {relation}"
         )
     except duckdb.Error as exc:
-        raise _read_error(item.source_file, exc) from exc
-    _refuse_if_changed(item)
+        if len(items) > 1:
+            raise
+        raise _read_error(first.source_file, exc) from exc
+    for item in items:
+        _refuse_if_changed(item)
     if spec.name == "azure_cost_details":
-        azure_actual.refuse_by_rows(con, _STAGE, plan.present, item.source_file)
-    base, total, bad_numbers = con.execute(
-        f"select min(rowid), count(*), {_number_check_sql(item)} from {_STAGE}"
-    ).fetchone()
-    base = base or 0
-    row_number = f"(rowid - {base} + 1)"
+        azure_actual.refuse_by_rows(con, _STAGE, plan.present, first.source_file)
+    stats = con.execute(
+        f"select {position}, min(rowid), max(rowid), count(*), {_number_check_sql(first)} "
+        f"from {_STAGE} group by all order by 1"
+    ).fetchall()
+    counts = {pos: (low, high, n, bad) for pos, low, high, n, bad in stats if n}
+    _check_file_order(counts, len(items))
+    bases = [counts.get(pos, (0,))[0] for pos in range(1, len(items) + 1)]
+    total = sum(n for _, _, n, _ in counts.values())
+    bad_numbers = sum(bad for *_, bad in counts.values())
+    row_number = f"(rowid - {_per_file([str(base) for base in bases])} + 1)"
+    source_file = _per_file([lit(item.source_file) for item in items])
+    file_hash = _per_file([lit(item.file_hash) for item in items])
+    cluster = _per_file([lit(item.cluster_id or "") for item in items])
     loaded_at_sql = f"timestamp {lit(loaded_at.isoformat(sep=' '))}"
+    rows = _Rows(row_number, source_file, file_hash, cluster, loaded_at_sql)
 
-    problems = _unreadable(con, item, bad_numbers) if total else []
+    problems = _unreadable(con, first, bad_numbers) if total else []
     any_bad = " or ".join(sql for _, _, sql in problems)
-    bad_rows = 0
+    bad_rows: dict[int, int] = {}
     if problems:
-        (bad_rows,) = con.execute(f"select count(*) from {_STAGE} where {any_bad}").fetchone()
+        bad_rows = dict(
+            con.execute(
+                f"select {position}, count(*) from {_STAGE} where {any_bad} group by all"
+            ).fetchall()
+        )
         names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
-        address = _row_address_sql(item)
+        address = _row_address_sql(first, cluster)
         parts = [
-            f"select {lit(item.source_file)}, {row_number}, {lit(spec.name)}, {lit(col)}, "
-            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)}, {address}, "
+            f"select {source_file}, {row_number}, {lit(spec.name)}, {lit(col)}, "
+            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {file_hash}, {address}, "
             f"false from {_STAGE} where {sql}"
             for col, reason, sql in problems
         ]
         con.execute(f"insert into raw.quarantine ({names}) " + " union all ".join(parts))
     where = f" where not ({any_bad})" if bad_rows else ""
-    result.values_nulled = _null_unreadable_optional(
-        con, item, row_number, loaded_at_sql, f"not ({any_bad})" if bad_rows else "true"
+    nulled = _null_unreadable_optional(
+        con, first, rows, position, f"not ({any_bad})" if bad_rows else "true"
     )
 
     metadata = {
-        "_source_file": lit(item.source_file),
+        "_source_file": source_file,
         "_row_number": row_number,
-        "_file_hash": lit(item.file_hash),
+        "_file_hash": file_hash,
         "_loaded_at": loaded_at_sql,
     }
     if spec.has_cluster_id:
-        metadata["_cluster_id"] = lit(item.cluster_id or "")
+        metadata["_cluster_id"] = cluster
     source_names = [name for name, _ in plan.select]
     target = [*source_names, *metadata]
     expressions = [ident(name) for name in source_names] + list(metadata.values())
@@ -513,69 +678,107 @@ def _load_file(con: duckdb.DuckDBPyConnection, item: _Planned, loaded_at: dateti
         f"select {', '.join(expressions)} from {_STAGE}{where}"
     )
 
-    # The delivery units (billing period, cluster hour, file path) this file brings.
+    # The delivery units (billing period, cluster hour, file path) each file brings.
     k1, k2 = spec.period_key
     if spec.kind == "supplementary":
-        keys = f"select {lit(item.source_file)} as k1, '' as k2"
+        keys = " union all ".join(
+            f"select {lit(item.source_file)} as k1, '' as k2, {pos} as pos"
+            for pos, item in enumerate(items, start=1)
+        )
     else:
         keyed = (
-            f"select *, {lit(item.source_file)} as _source_file, "
-            f"{lit(item.cluster_id or '')} as _cluster_id from {_STAGE}{where}"
+            f"select *, {source_file} as _source_file, {cluster} as _cluster_id, "
+            f"{position} as _kl_position from {_STAGE}{where}"
         )
-        keys = f"select distinct {k1} as k1, {k2} as k2 from ({keyed})"
+        keys = f"select distinct {k1} as k1, {k2} as k2, _kl_position as pos from ({keyed})"
+    indexes = str(first.index)
+    if len(items) > 1:
+        indexes = f"[{', '.join(str(item.index) for item in items)}][pos]"
     new_keys = con.execute(
-        f"insert into {_NEW_KEYS} select {lit(spec.raw_table)}, k1, k2, {item.index} "
-        f"from ({keys}) returning k1, k2"
+        f"insert into {_NEW_KEYS} select {lit(spec.raw_table)}, k1, k2, {indexes} "
+        f"from ({keys}) returning k1, k2, file_index"
     ).fetchall()
-    result.rows_loaded = total - bad_rows
-    result.rows_quarantined = bad_rows
-    result.period_key = _period_key_text(item, new_keys)
+    keys_of: dict[int, list[tuple[str | None, str | None]]] = {}
+    for key1, key2, index in new_keys:
+        keys_of.setdefault(index, []).append((key1, key2))
+    for pos, item in enumerate(items, start=1):
+        result = item.result
+        result.rows_loaded = counts.get(pos, (0, 0, 0))[2] - bad_rows.get(pos, 0)
+        result.rows_quarantined = bad_rows.get(pos, 0)
+        result.values_nulled = nulled.get(pos, 0)
+        result.period_key = _period_key_text(item, keys_of.get(item.index, []))
     if problems:
         con.execute(f"delete from {_BAD_VALUES}")
+
+
+def _check_file_order(counts: dict[int, tuple[int, int, int, int]], files: int) -> None:
+    """Row numbers are `rowid - first rowid of the file + 1`: that needs each file's rows to be
+    one run of rowids, the files' runs in batch order."""
+    previous = -1
+    for pos in sorted(counts):
+        low, high, n, _ = counts[pos]
+        if not 1 <= pos <= files or high - low + 1 != n or low <= previous:
+            raise _NotInFileOrder
+        previous = high
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """SQL over a staged row: its number in its file, its file's path, hash and cluster."""
+
+    row_number: str
+    source_file: str
+    file_hash: str
+    cluster: str
+    loaded_at: str
 
 
 def _null_unreadable_optional(
     con: duckdb.DuckDBPyConnection,
     item: _Planned,
-    row_number: str,
-    loaded_at_sql: str,
+    rows: _Rows,
+    position: str,
     loaded_rows: str,
-) -> int:
+) -> dict[int, int]:
     """Null the optional numbers (unit prices, quantities) that do not read, in rows that are
-    loaded, and record each in raw.quarantine with `row_kept`: the row and its cost stay."""
+    loaded, and record each in raw.quarantine with `row_kept`: the row and its cost stay.
+    Returns the count of values nulled by file position in the batch."""
     columns = [col for col in item.spec.optional_numbers if col in item.plan.present]
     if not columns:
-        return 0
+        return {}
     checks = {col: f"not {readable_number_sql(ident(col))}" for col in columns}
     (bad,) = con.execute(
         f"select count(*) from {_STAGE} where ({' or '.join(checks.values())}) and {loaded_rows}"
     ).fetchone()
     if not bad:
-        return 0
+        return {}
     names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
-    address = _row_address_sql(item)
+    address = _row_address_sql(item, rows.cluster)
     reason = f"{_NUMBER_REASON} (optional: the value was dropped, the row loaded)"
-    total = 0
+    totals: dict[int, int] = {}
     for col, unreadable in checks.items():
         where = f"{unreadable} and {loaded_rows}"
         con.execute(
             f"insert into raw.quarantine ({names}) "
-            f"select {lit(item.source_file)}, {row_number}, {lit(item.spec.name)}, {lit(col)}, "
-            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {lit(item.file_hash)}, {address}, "
+            f"select {rows.source_file}, {rows.row_number}, {lit(item.spec.name)}, {lit(col)}, "
+            f"{lit(reason)}, {ident(col)}, {rows.loaded_at}, {rows.file_hash}, {address}, "
             f"true from {_STAGE} where {where}"
         )
-        (count,) = con.execute(f"update {_STAGE} set {ident(col)} = null where {where}").fetchone()
-        total += count
-    return total
+        for pos, count in con.execute(
+            f"select {position}, count(*) from {_STAGE} where {where} group by all"
+        ).fetchall():
+            totals[pos] = totals.get(pos, 0) + count
+        con.execute(f"update {_STAGE} set {ident(col)} = null where {where}")
+    return totals
 
 
-def _row_address_sql(item: _Planned) -> str:
+def _row_address_sql(item: _Planned, cluster_sql: str) -> str:
     """SQL over a staged row: the cluster, UTC day and billing account it would have fed, each
     NULL when it does not read (data health counts a quarantined row there)."""
     day_column, cluster_column, account = ROW_ADDRESS.get(item.spec.raw_table, (None, None, None))
     present = set(item.plan.present)
     if item.spec.has_cluster_id:
-        cluster = lit(item.cluster_id or "")
+        cluster = cluster_sql
     elif cluster_column in present:
         cluster = ident(cluster_column)
     else:
@@ -727,5 +930,9 @@ def _record_loaded_files(
         )
         for item in planned
     ]
-    placeholders = ", ".join("?" for _ in LOADED_FILES_COLUMNS)
-    con.executemany(f"insert into raw.loaded_files ({names}) values ({placeholders})", rows)
+    # One statement for all the files (executemany costs a statement per file).
+    placeholders = "(" + ", ".join("?" for _ in LOADED_FILES_COLUMNS) + ")"
+    con.execute(
+        f"insert into raw.loaded_files ({names}) values " + ", ".join(placeholders for _ in rows),
+        [value for row in rows for value in row],
+    )
