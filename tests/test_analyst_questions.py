@@ -3,9 +3,9 @@ demo-shaped fleet: `generate_fleet` with the demo's defaults (4 clusters, messy)
 (2 a cluster), 4 pods a node, 33 days from 2026-10-01, built the `kubeledger demo` way (the
 restated CUR loaded later) and October sealed as of 2026-11-19 (the Makefile's demo AS_OF).
 
-Each test holds its question (docstring), its one query (a module constant, quoted in the
-README's "Questions analysts ask"), and its answer, asserted with `==`. No expected value is
-read from the mart under test: each comes from the fleet's own definition
+Each test holds its question (docstring), its one query (a module constant, quoted verbatim
+in the README's "Analyst questions, one query each"), and its answer, asserted with `==`. No
+expected value is read from the mart under test: each comes from the fleet's own definition
 (kubeledger/generate: catalog.py's namespaces and labels, config.py's cluster defaults and
 mappings, onprem.py's rate card as written to landing/rate_card/onprem-dc1.csv), from the
 sealed store (schema `sealed`, written by the close in Python, never by dbt), or from a mart
@@ -92,6 +92,9 @@ def warehouse(tmp_path_factory) -> Path:
     )
     close_month(db, MONTH, AS_OF)
     return db
+
+
+README = Path(__file__).parents[1] / "README.md"
 
 
 # --- 1. How is the month's bill backed? ------------------------------------------------------
@@ -374,3 +377,20 @@ def test_what_team_payments_pays_and_why(warehouse):
     # onprem-dc1's storage wholly by hand: checkout-db 50 GiB + cart-redis 10 GiB at 0.06
     [onprem_storage] = [row for row in rows if row[:2] == (ONPREM, "storage")]
     assert onprem_storage[8] == Decimal("3.00") + Decimal("0.60")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "BILL_BACKING",
+        "UNOWNED_NAMESPACES",
+        "DAY_SHARES",
+        "TEAM_DAY_SHARES",
+        "OCTOBER_BILL_LINES",
+        "PAYMENTS_EXPLAINED",
+    ],
+)
+def test_the_readme_quotes_each_query_verbatim(name):
+    """The README's "Analyst questions, one query each" shows the very query each test runs."""
+    query_text = globals()[name].strip("\n")
+    assert f"```sql\n{query_text}\n```" in README.read_text()

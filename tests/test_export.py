@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from kubeledger.export import focus
@@ -120,6 +121,42 @@ def available_marts(con: duckdb.DuckDBPyConnection) -> list[MartExport]:
     return [mart for mart in MARTS if mart.name in present]
 
 
+def _normalized(type_name: str) -> str:
+    return type_name.upper().replace(" ", "")
+
+
+def mart_contracts() -> dict[str, list[tuple[str, str]]]:
+    """Each mart's enforced contract (name, data_type) from models/marts/**/_*__models.yml."""
+    contracts: dict[str, list[tuple[str, str]]] = {}
+    for path in sorted((Path(__file__).parents[1] / "models" / "marts").glob("*/_*__models.yml")):
+        for model in yaml.safe_load(path.read_text()).get("models", []):
+            if (model.get("config") or {}).get("contract", {}).get("enforced"):
+                contracts[model["name"]] = [
+                    (column["name"], _normalized(column["data_type"]))
+                    for column in model["columns"]
+                ]
+    return contracts
+
+
+@pytest.mark.parametrize("mart", MARTS, ids=lambda mart: mart.name)
+def test_export_columns_are_the_marts_contract_columns(mart):
+    """Every exported column is in its mart's contract, in the contract's order and with its
+    type (the labels map is exported as JSON text)."""
+    contract = dict(mart_contracts()[mart.name])
+    exported = [name for name, _ in mart.columns]
+    assert [name for name in contract if name in exported] == exported
+    for name, kind in mart.columns:
+        expected = "JSON" if contract[name].startswith("MAP(") else contract[name]
+        assert _normalized(kind) == expected, (mart.name, name)
+
+
+@pytest.mark.parametrize("name", ["rpt_owner_bill_explained", "fct_budget_status_daily"])
+def test_the_owner_bill_and_budget_marts_are_exported_whole(name):
+    assert [
+        (column, _normalized(kind)) for column, kind in MARTS_BY_NAME[name].columns
+    ] == mart_contracts()[name]
+
+
 def test_parquet_read_back_equals_the_mart_rows_of_the_month(fleet_db, parquet_dir):
     compared = []
     with duckdb.connect(str(fleet_db), read_only=True) as con:
@@ -145,9 +182,12 @@ def test_parquet_read_back_equals_the_mart_rows_of_the_month(fleet_db, parquet_d
                 for row in con.execute(f"describe select * from read_parquet('{path}')").fetchall()
             }
             types = mart_types(con, mart.name)
-            for name, _ in mart.columns:
+            for name, kind in mart.columns:
                 if is_money(name):
                     assert file_types[name] == types[name], (mart.name, name)
+                # the listed type is the warehouse's (the labels map aside, exported as JSON)
+                if kind != "JSON":
+                    assert _normalized(types[name]) == _normalized(kind), (mart.name, name)
             compared.append((mart.name, counts[0]))
     rows = dict(compared)
     # The marts a finance reader needs are there, and not empty.
@@ -157,6 +197,8 @@ def test_parquet_read_back_equals_the_mart_rows_of_the_month(fleet_db, parquet_d
         "fct_pod_costs_daily",
         "fct_reconciliation_daily",
         "rpt_metrics_daily",
+        "rpt_owner_bill_explained",
+        "fct_budget_status_daily",
     ):
         assert rows.get(name, 0) > 0, name
     # one row per cluster and October day with evidence: four clusters × 31 days, less the

@@ -409,12 +409,28 @@ def test_the_budget_check_passes_without_posting_before_any_budget_day(warehouse
             {"owners": [{"team": "a", "monthly_budget": 1, "thresholds": [{"percent": 80}] * 2}]},
             "the 80% threshold is listed twice",
         ),
+        (
+            {"owners": [{"team": "a", "currency": "EUR", "monthly_budget": 1}]},
+            "team:a's budget is in EUR, the costs in USD, and no exchange_rates entry converts EUR",
+        ),
     ],
 )
 def test_bad_budgets_are_refused_with_their_place(budgets, message):
     with pytest.raises(ConfigError, match="budgets") as error:
         parse_config({"budgets": budgets})
     assert message in str(error.value)
+
+
+def test_a_budget_in_a_currency_with_a_rate_is_accepted():
+    config = parse_config(
+        {
+            "exchange_rates": [{"from": "EUR", "rate": "1.25", "effective_from": "2026-10-01"}],
+            "budgets": {"owners": [{"team": "a", "currency": "EUR", "monthly_budget": 1}]},
+        }
+    )
+    assert [(row["budget_name"], row["currency"]) for row in config.tables["owner_budgets"]] == [
+        ("team:a", "EUR")
+    ]
 
 
 def test_budgets_become_config_tables():

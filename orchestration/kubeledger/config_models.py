@@ -454,5 +454,17 @@ class KubeledgerConfig(Section):
                     )
                 )
             seen.setdefault(identity, i)
+        # a budget in another currency is converted by a rate from it (fct_budget_status_daily)
+        rated = {entry.from_ for entry in self.exchange_rates}
+        for i, budget in enumerate(self.budgets.owners):
+            if budget.currency and budget.currency not in (billing, *rated):
+                found.append(
+                    (
+                        f"budgets.owners[{i}].currency",
+                        f"{budget.name}'s budget is in {budget.currency}, the costs in {billing}, "
+                        f"and no exchange_rates entry converts {budget.currency}: add one "
+                        f"(from: {budget.currency}) or give the budget in {billing}",
+                    )
+                )
         raise_problems(found)
         return self

@@ -17,6 +17,11 @@
 -- A threshold is crossed when used (or, with use_estimated, forecast) cost reaches its
 -- percentage of the monthly budget; newly_crossed names those crossed that day and not the
 -- day before. A view, so a seal shows here as soon as it is written.
+-- Currency: the costs are in the billing currency (`currency:`, cost_currency). A budget in
+-- another currency has its amounts converted into it by the `exchange_rates:` rate from the
+-- budget's currency in effect on the status day (the ledger's rule: the latest starting on or
+-- before the day): amount / rate. A day no rate covers shows no amounts and
+-- is_missing_exchange_rate, never the billing-currency figure as if it were the budget's.
 with
 
 budgets as (
@@ -39,6 +44,20 @@ thresholds as (
 
 settings as (
     select estimate_window_days from {{ ref('stg_config_allocations__settings') }}
+),
+
+billing as (
+    select upper(trim(currency)) as cost_currency
+    from {{ ref('stg_config__settings') }}
+),
+
+exchange_rates as (
+    select
+        from_currency,
+        to_currency,
+        rate,
+        effective_from
+    from {{ ref('stg_config__exchange_rates') }}
 ),
 
 owner_costs as (
@@ -267,12 +286,92 @@ status as (
             and month_ends.is_month_end
 ),
 
-forecast as (
+in_cost_currency as (
     select
         *,
         cast(used_cost + recent_daily_average_cost * remaining_days as decimal(38, 6))
             as forecast_cost
     from status
+),
+
+-- the rate from each budget's currency into the billing currency on each status day (one
+-- per from/to/effective_from, so no tie); none needed when the budget is in the billing
+-- currency
+day_rates as (
+    select
+        budget_name,
+        status_date,
+        rate
+    from (
+        select
+            in_cost_currency.budget_name,
+            in_cost_currency.status_date,
+            exchange_rates.rate,
+            row_number() over (
+                partition by in_cost_currency.budget_name, in_cost_currency.status_date
+                order by exchange_rates.effective_from desc
+            ) as rate_rank
+        from in_cost_currency
+        cross join billing
+        inner join exchange_rates
+            on
+                upper(trim(in_cost_currency.currency)) = exchange_rates.from_currency
+                and billing.cost_currency = exchange_rates.to_currency
+                and exchange_rates.effective_from <= in_cost_currency.status_date
+        where upper(trim(in_cost_currency.currency)) <> billing.cost_currency
+    ) as ranked
+    where rate_rank = 1
+),
+
+forecast as (
+    select
+        in_cost_currency.budget_name,
+        in_cost_currency.budget_kind,
+        in_cost_currency.owner_value,
+        in_cost_currency.status_date,
+        in_cost_currency.budget_month,
+        in_cost_currency.currency,
+        billing.cost_currency,
+        day_rates.rate as exchange_rate,
+        upper(trim(in_cost_currency.currency)) <> billing.cost_currency
+        and day_rates.rate is null as is_missing_exchange_rate,
+        in_cost_currency.monthly_budget,
+        in_cost_currency.used_basis,
+        in_cost_currency.remaining_days,
+        case
+            when upper(trim(in_cost_currency.currency)) = billing.cost_currency
+                then in_cost_currency.daily_cost
+            else {{ decimal_divide(
+                'in_cost_currency.daily_cost', 'day_rates.rate', 6, 'half_up'
+            ) }}
+        end as daily_cost,
+        case
+            when upper(trim(in_cost_currency.currency)) = billing.cost_currency
+                then in_cost_currency.used_cost
+            else {{ decimal_divide(
+                'in_cost_currency.used_cost', 'day_rates.rate', 6, 'half_up'
+            ) }}
+        end as used_cost,
+        case
+            when upper(trim(in_cost_currency.currency)) = billing.cost_currency
+                then in_cost_currency.recent_daily_average_cost
+            else {{ decimal_divide(
+                'in_cost_currency.recent_daily_average_cost', 'day_rates.rate', 6, 'half_up'
+            ) }}
+        end as recent_daily_average_cost,
+        case
+            when upper(trim(in_cost_currency.currency)) = billing.cost_currency
+                then in_cost_currency.forecast_cost
+            else {{ decimal_divide(
+                'in_cost_currency.forecast_cost', 'day_rates.rate', 6, 'half_up'
+            ) }}
+        end as forecast_cost
+    from in_cost_currency
+    cross join billing
+    left join day_rates
+        on
+            in_cost_currency.budget_name = day_rates.budget_name
+            and in_cost_currency.status_date = day_rates.status_date
 ),
 
 threshold_checks as (
@@ -289,10 +388,14 @@ threshold_checks as (
         || '% of '
         || case when thresholds.use_estimated then 'forecast' else 'used' end
             as threshold_label,
-        case
-            when thresholds.use_estimated then forecast.forecast_cost
-            else forecast.used_cost
-        end * 100 >= forecast.monthly_budget * thresholds.threshold_percent as is_crossed
+        -- no amount (no exchange rate on the day) crosses nothing
+        coalesce(
+            case
+                when thresholds.use_estimated then forecast.forecast_cost
+                else forecast.used_cost
+            end * 100 >= forecast.monthly_budget * thresholds.threshold_percent,
+            false
+        ) as is_crossed
     from forecast
     inner join thresholds on forecast.budget_name = thresholds.budget_name
 ),
@@ -343,6 +446,9 @@ final as (
         cast(forecast.status_date as date) as status_date,
         cast(forecast.budget_month as date) as budget_month,
         cast(forecast.currency as {{ dbt.type_string() }}) as currency,
+        cast(forecast.cost_currency as {{ dbt.type_string() }}) as cost_currency,
+        cast(forecast.exchange_rate as decimal(14, 8)) as exchange_rate,
+        cast(forecast.is_missing_exchange_rate as boolean) as is_missing_exchange_rate,
         cast(forecast.monthly_budget as decimal(38, 2)) as monthly_budget,
         cast(forecast.used_basis as {{ dbt.type_string() }}) as used_basis,
         cast(forecast.daily_cost as decimal(38, 6)) as daily_cost,
