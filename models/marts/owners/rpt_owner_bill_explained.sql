@@ -213,8 +213,8 @@ final as (
         cast(factor as decimal(38, 10)) as factor,
         cast(basis as {{ dbt.type_string() }}) as basis,
         cast(is_reconciled as boolean) as is_reconciled,
-        cast(billed_cost as decimal(38, 2)) as billed_cost,
-        cast(line_billed_cost as decimal(38, 2)) as line_billed_cost,
+        cast(billed_cost as decimal(38, 3)) as billed_cost,
+        cast(line_billed_cost as decimal(38, 3)) as line_billed_cost,
         cast(is_carry_cent as boolean) as is_carry_cent
     from allocated
     where not is_filler or billed_cost <> 0
