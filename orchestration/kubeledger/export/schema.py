@@ -20,7 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # 2: the vocabulary of issue 16 (`_ratio` columns, months as dates, `_pct_of_budget`)
-EXPORT_FORMAT_VERSION = 2
+# 3: every mart exported whole (its contract's columns: GPU columns, the billing line's source
+#    and exchange rate, the reconciliation's awaiting-usage flags); the owner bill explained
+#    and budget status marts
+EXPORT_FORMAT_VERSION = 3
 
 MONTH_DATE_COLUMNS = ("bill_month", "charge_month", "invoice_month")
 
@@ -88,6 +91,11 @@ MARTS: tuple[MartExport, ...] = (
             ("currency", "VARCHAR"),
             ("tags", "VARCHAR"),
             ("loaded_at", "TIMESTAMP"),
+            ("source_currency", "VARCHAR"),
+            ("exchange_rate", "DECIMAL(14, 8)"),
+            ("source_list_cost", "DECIMAL(38, 10)"),
+            ("source_billed_cost", "DECIMAL(38, 10)"),
+            ("source_effective_cost", "DECIMAL(38, 10)"),
         ),
         key=("billing_line_id",),
     ),
@@ -111,6 +119,11 @@ MARTS: tuple[MartExport, ...] = (
             ("hours_run", "DOUBLE"),
             ("billed_hours", "DOUBLE"),
             ("node_cost", "DOUBLE"),
+            ("gpu_model_name", "VARCHAR"),
+            ("gpu_count", "INTEGER"),
+            ("gpu_share_ratio", "DOUBLE"),
+            ("gpu_share_source", "VARCHAR"),
+            ("gpu_cost", "DOUBLE"),
         ),
         key=("cluster_id", "node", "usage_date"),
     ),
@@ -171,6 +184,8 @@ MARTS: tuple[MartExport, ...] = (
             ("memory_request_gib_hours", "DOUBLE"),
             ("cpu_cost", "DOUBLE"),
             ("memory_cost", "DOUBLE"),
+            ("gpu_hours", "DOUBLE"),
+            ("gpu_cost", "DOUBLE"),
             ("storage_cost", "DOUBLE"),
             ("network_cost", "DOUBLE"),
             ("used_cost", "DOUBLE"),
@@ -226,7 +241,11 @@ MARTS: tuple[MartExport, ...] = (
             ("rollup_key", "VARCHAR"),
             ("cpu_efficiency", "DOUBLE"),
             ("memory_efficiency", "DOUBLE"),
+            ("gpu_efficiency", "DOUBLE"),
             ("total_efficiency", "DOUBLE"),
+            ("cpu_cost", "DOUBLE"),
+            ("memory_cost", "DOUBLE"),
+            ("gpu_cost", "DOUBLE"),
             ("compute_cost", "DOUBLE"),
             ("waste_cost", "DOUBLE"),
         ),
@@ -292,6 +311,8 @@ MARTS: tuple[MartExport, ...] = (
             ("unallocated_resource_ids", "VARCHAR"),
             ("has_usage", "BOOLEAN"),
             ("has_billing", "BOOLEAN"),
+            ("has_in_scope_billing", "BOOLEAN"),
+            ("is_awaiting_usage", "BOOLEAN"),
             ("is_complete", "BOOLEAN"),
         ),
         key=("cluster_id", "usage_date"),
