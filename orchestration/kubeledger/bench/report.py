@@ -179,9 +179,7 @@ def target_lines(nodes: int, figures: dict[str, Any]) -> list[str]:
         "| --- | ---: | ---: | --- |",
     ]
     names = list(targets or {}) + [
-        name
-        for name in ("month_seconds", "month_over_baseline", "peak_bytes", "incremental_seconds")
-        if not targets or name not in targets
+        name for name in TARGET_LABELS if not targets or name not in targets
     ]
     for name in names:
         value = figures.get(name)
