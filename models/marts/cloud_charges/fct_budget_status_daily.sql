@@ -2,6 +2,10 @@
     Derby metastore cannot hold a view's text this long (LONG VARCHAR, 32,672 characters): there
     a seal shows after the next build. -#}
 {{ config(materialized='table' if target.type == 'spark' else 'view') }}
+{#- converted into a budget's own currency when it is not the billing currency -#}
+{%- set amounts_in_cost_currency = [
+    'daily_cost', 'used_cost', 'recent_daily_average_cost', 'forecast_cost'
+] %}
 
 -- One row per budget and day (SPEC §10: teams, cost centers, applications and cloud-charge
 -- allocations have budgets by one mechanism): the month's used cost to that day, the forecast
@@ -335,37 +339,19 @@ forecast as (
         day_rates.rate as exchange_rate,
         upper(trim(in_cost_currency.currency)) <> billing.cost_currency
         and day_rates.rate is null as is_missing_exchange_rate,
+        {% for amount in amounts_in_cost_currency %}
+            case
+                when upper(trim(in_cost_currency.currency)) = billing.cost_currency
+                    then in_cost_currency.{{ amount }}
+                else
+                    {{ decimal_divide(
+                        'in_cost_currency.' ~ amount, 'day_rates.rate', 6, 'half_up'
+                    ) }}
+            end as {{ amount }},
+        {% endfor %}
         in_cost_currency.monthly_budget,
         in_cost_currency.used_basis,
-        in_cost_currency.remaining_days,
-        case
-            when upper(trim(in_cost_currency.currency)) = billing.cost_currency
-                then in_cost_currency.daily_cost
-            else {{ decimal_divide(
-                'in_cost_currency.daily_cost', 'day_rates.rate', 6, 'half_up'
-            ) }}
-        end as daily_cost,
-        case
-            when upper(trim(in_cost_currency.currency)) = billing.cost_currency
-                then in_cost_currency.used_cost
-            else {{ decimal_divide(
-                'in_cost_currency.used_cost', 'day_rates.rate', 6, 'half_up'
-            ) }}
-        end as used_cost,
-        case
-            when upper(trim(in_cost_currency.currency)) = billing.cost_currency
-                then in_cost_currency.recent_daily_average_cost
-            else {{ decimal_divide(
-                'in_cost_currency.recent_daily_average_cost', 'day_rates.rate', 6, 'half_up'
-            ) }}
-        end as recent_daily_average_cost,
-        case
-            when upper(trim(in_cost_currency.currency)) = billing.cost_currency
-                then in_cost_currency.forecast_cost
-            else {{ decimal_divide(
-                'in_cost_currency.forecast_cost', 'day_rates.rate', 6, 'half_up'
-            ) }}
-        end as forecast_cost
+        in_cost_currency.remaining_days
     from in_cost_currency
     cross join billing
     left join day_rates
