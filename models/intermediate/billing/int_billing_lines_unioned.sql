@@ -74,27 +74,9 @@ exchange_rates as (
 -- The rate of each line not in the billing currency: the latest one starting on or before
 -- its charge date (one per from/to/effective_from, so no tie).
 line_rates as (
-    select
-        billing_line_id,
-        rate
-    from (
-        select
-            unioned.billing_line_id,
-            exchange_rates.rate,
-            row_number() over (
-                partition by unioned.billing_line_id
-                order by exchange_rates.effective_from desc
-            ) as rate_rank
-        from unioned
-        cross join settings
-        inner join exchange_rates
-            on
-                upper(trim(unioned.currency)) = exchange_rates.from_currency
-                and settings.billing_currency = exchange_rates.to_currency
-                and exchange_rates.effective_from <= unioned.charge_date
-        where upper(trim(unioned.currency)) <> settings.billing_currency
-    ) as ranked
-    where rate_rank = 1
+    {{ rates_in_effect(
+        'unioned', ['billing_line_id'], 'charge_date', 'settings', 'settings.billing_currency'
+    ) }}
 ),
 
 converted as (

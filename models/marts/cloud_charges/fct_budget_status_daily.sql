@@ -302,29 +302,10 @@ in_cost_currency as (
 -- per from/to/effective_from, so no tie); none needed when the budget is in the billing
 -- currency
 day_rates as (
-    select
-        budget_name,
-        status_date,
-        rate
-    from (
-        select
-            in_cost_currency.budget_name,
-            in_cost_currency.status_date,
-            exchange_rates.rate,
-            row_number() over (
-                partition by in_cost_currency.budget_name, in_cost_currency.status_date
-                order by exchange_rates.effective_from desc
-            ) as rate_rank
-        from in_cost_currency
-        cross join billing
-        inner join exchange_rates
-            on
-                upper(trim(in_cost_currency.currency)) = exchange_rates.from_currency
-                and billing.cost_currency = exchange_rates.to_currency
-                and exchange_rates.effective_from <= in_cost_currency.status_date
-        where upper(trim(in_cost_currency.currency)) <> billing.cost_currency
-    ) as ranked
-    where rate_rank = 1
+    {{ rates_in_effect(
+        'in_cost_currency', ['budget_name', 'status_date'], 'status_date',
+        'billing', 'billing.cost_currency'
+    ) }}
 ),
 
 forecast as (
