@@ -4,7 +4,8 @@ the project's own close models, all of them in one build per unassigned policy.
 Each report is one cluster's compute slice of a month: 1-30 lines whose amounts include
 zeros, tiny and negative ones, and sometimes nothing attributed at all; about a third have
 no billing link (no invoice), the others an invoice that is random (factors from 0.1 to 10,
-so some fall outside the bounds and fall back), zero, negative, or missing (a link that
+so some fall outside the bounds and fall back), zero, negative (some by less than half a
+minor unit), or missing (a link that
 selects no line). 10,000 reports are September 2026 under policy `separate`, 10,000 October
 under `proportional`. A third of the clusters bill in US dollars (2 decimals), a third in yen
 (0) and a third in Kuwaiti dinars (3): every report must bill exactly its target (`=` on
@@ -33,6 +34,8 @@ DIGITS = {"USD": 2, "JPY": 0, "KWD": 3}
 
 def generate_reports(con: duckdb.DuckDBPyConnection) -> None:
     """The random reports, their lines and the mock inputs they make, all in SQL."""
+    # one thread: DuckDB's random() draws the same numbers on every run only single-threaded
+    con.execute("set threads = 1")
     con.execute("select setseed(0.20261031)")
     con.execute(
         f"""
@@ -131,6 +134,9 @@ def generate_reports(con: duckdb.DuckDBPyConnection) -> None:
             'compute', 'instance', 'i-' || kinds.cluster_id, 'matched',
             case
                 when kinds.invoice_kind = 'zero' then 0
+                -- a fifth of the negative slices are under half a minor unit (-0.0004 in all):
+                -- negative before rounding, so no invoice, never a zero invoice
+                when kinds.invoice_kind = 'negative' and kinds.report_id % 5 = 0 then -0.0002
                 when kinds.invoice_kind = 'negative' then -round(random() * 100, 4) / 2
                 else round(
                     greatest(estimates.total, 0) * kinds.invoice_multiplier + random() * 50, 10

@@ -196,6 +196,10 @@ def _cluster_family(
     invoice = (
         to_cent(math.fsum(slice_rows["in_scope_cost"]), cent) if not slice_rows.empty else None
     )
+    # the slice's sign before rounding, in decimal: -0.3 yen is a negative slice
+    exact_invoice = sum(
+        (Decimal(repr(float(cost))) for cost in slice_rows["in_scope_cost"]), Decimal(0)
+    )
     status, reason, reconciled = "ready", None, True
     if not has_link:
         target, reconciled = to_cent(total, cent), False
@@ -203,7 +207,7 @@ def _cluster_family(
         if total != 0:
             status, reason = "blocked", "empty_slice"
         target, reconciled = to_cent(total, cent), False
-    elif invoice < 0:  # a negative invoice slice is treated as no invoice
+    elif exact_invoice < 0:  # a negative invoice slice is treated as no invoice
         target, reconciled = to_cent(total, cent), False
     else:
         target = invoice

@@ -631,6 +631,10 @@ def test_close_edge_cases():
     negative = _close(owners, -3.0)
     assert negative.loc["cc-1", "billed_cost"] == Decimal("5.00")
     assert not negative.loc["cc-1", "is_reconciled"]
+    # negative by less than half a cent: still no invoice, not a zero invoice
+    tiny = _close(owners, -0.004)
+    assert tiny.loc["cc-1", "billed_cost"] == Decimal("5.00")
+    assert not tiny.loc["cc-1", "is_reconciled"] and tiny.loc["cc-1", "factor"] == 1
     empty = _close(owners, None, as_of=dt.date(2026, 11, 6))  # before the deadline
     assert (
         empty.loc["cc-1", "close_status"] == "blocked"

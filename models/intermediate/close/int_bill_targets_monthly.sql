@@ -321,22 +321,20 @@ figures as (
         cast(coalesce(completeness.days_missing, 0) as integer) as days_missing,
         completeness.first_missing_date,
         missing_day_lists.missing_dates,
-        -- What the invoice says the slice costs: the invoice slice, or, while days are not
-        -- complete, the invoice on the complete days plus the estimate on the others (their
-        -- bill lines may be missing or still restating).
+        -- What the invoice says the slice costs, exact: the invoice slice, or, while days
+        -- are not complete, the invoice on the complete days plus the estimate on the others
+        -- (their bill lines may be missing or still restating).
         case
             when slices.billing_line_count = 0 then null
-            when coalesce(completeness.days_missing, 0) = 0
-                then {{ round_to_minor_unit(
-                    'slices.invoice_cost', 'minor_units.minor_unit_digits'
-                ) }}
-            else {{ round_to_minor_unit(
-                '(coalesce(slices.invoice_on_complete_days_cost, 0)'
-                ~ ' + case when slices.estimated_on_missing_days_cost > 0'
-                ~ ' then slices.estimated_on_missing_days_cost else 0 end)',
-                'minor_units.minor_unit_digits'
-            ) }}
-        end as invoice_target_cost
+            when coalesce(completeness.days_missing, 0) = 0 then slices.invoice_cost
+            else
+                coalesce(slices.invoice_on_complete_days_cost, 0)
+                + case
+                    when slices.estimated_on_missing_days_cost > 0
+                        then slices.estimated_on_missing_days_cost
+                    else 0
+                end
+        end as invoice_target_exact_cost
     from slices
     cross join settings
     left join clusters
@@ -353,31 +351,42 @@ figures as (
             and slices.month_start_date = missing_day_lists.month_start_date
 ),
 
-dated as (
+rounded as (
     select
         figures.*,
+        -- in the currency's minor unit; whether the slice is negative is decided on the exact
+        -- amount (-0.3 yen is a negative slice, treated as no invoice, not a zero invoice)
+        {{ round_to_minor_unit(
+            'figures.invoice_target_exact_cost', 'figures.minor_unit_digits'
+        ) }} as invoice_target_cost
+    from figures
+),
+
+dated as (
+    select
+        rounded.*,
         {{ close_as_of_date() }} as as_of_date,
         cast(
-            {{ dbt.dateadd('day', 'figures.grace_days', 'figures.month_end_date') }} as date
+            {{ dbt.dateadd('day', 'rounded.grace_days', 'rounded.month_end_date') }} as date
         ) as closable_from_date,
         cast(
-            {{ dbt.dateadd('day', 'figures.deadline_days', 'figures.month_end_date') }} as date
+            {{ dbt.dateadd('day', 'rounded.deadline_days', 'rounded.month_end_date') }} as date
         ) as deadline_date,
         case
-            when not figures.has_billing_link then 'no_link'
-            when figures.billing_line_count = 0 then 'empty_slice'
-            when figures.invoice_target_cost < 0 then 'negative_invoice'
+            when not rounded.has_billing_link then 'no_link'
+            when rounded.billing_line_count = 0 then 'empty_slice'
+            when rounded.invoice_target_exact_cost < 0 then 'negative_invoice'
             else 'linked'
         end as link_state,
         case
             when
-                figures.has_billing_link
-                and figures.billing_line_count > 0
-                and figures.invoice_target_cost > 0
-                and figures.estimated_cost > 0
-                then {{ decimal_divide('figures.invoice_target_cost', 'figures.estimated_cost') }}
+                rounded.has_billing_link
+                and rounded.billing_line_count > 0
+                and rounded.invoice_target_cost > 0
+                and rounded.estimated_cost > 0
+                then {{ decimal_divide('rounded.invoice_target_cost', 'rounded.estimated_cost') }}
         end as invoice_factor
-    from figures
+    from rounded
 ),
 
 decided as (
