@@ -67,7 +67,6 @@ def builds(tmp_path_factory) -> dict[int, Path]:
             db = root / f"threads-{threads}.duckdb"
             shutil.copy(loaded, db)
             os.environ["KUBELEDGER_DUCKDB_THREADS"] = str(threads)
-            run_dbt(["seed", "--quiet"], db_path=db)
             run_dbt(["build", "--exclude", "resource_type:unit_test"], db_path=db)
             close_month(db, "2026-10", dt.date(2026, 11, 19))
             dbs[threads] = db

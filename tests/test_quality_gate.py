@@ -164,3 +164,46 @@ def test_kubeledger_build_exits_non_zero_before_dbt(gate, tmp_path):
     assert result.exit_code == 1
     assert "aws/cur-legacy-2026-10.csv row 1 (lineItem/LineItemType=WeirdUsage)" in result.output
     shutil.rmtree(tmp_path / "landing")
+
+
+def _rows_checked(tmp_path) -> dict[str, int]:
+    from kubeledger.quality_gate import run_quality_gate
+
+    validations = run_quality_gate(tmp_path / "ledger.duckdb")
+    return {v.raw_table: v.rows_checked for v in validations}
+
+
+def test_a_clean_file_is_checked_once_until_it_or_its_suite_changes(gate, tmp_path, monkeypatch):
+    assert gate({}) is None
+    with duckdb.connect(str(tmp_path / "ledger.duckdb")) as con:
+        recorded = con.execute(
+            "select raw_table, source_file from ops.validated_files order by all"
+        ).fetchall()
+        loaded = con.execute("select count(*) from raw.koku_pod_usage").fetchone()[0]
+    assert ("koku_pod_usage", POD) in recorded and ("aws_cur_legacy", CUR) in recorded
+    # the next build checks no row again: every file was found clean with the same suites
+    assert set(_rows_checked(tmp_path).values()) == {0}
+    # a changed suite (or GX) checks every file anew
+    from kubeledger.quality import validate
+
+    fingerprint = validate.suite_fingerprint
+    monkeypatch.setattr(validate, "suite_fingerprint", lambda suite: "x" + fingerprint(suite))
+    assert _rows_checked(tmp_path)["koku_pod_usage"] == loaded
+    assert _rows_checked(tmp_path)["koku_pod_usage"] == 0
+
+
+def test_a_failing_file_is_checked_on_every_build_until_it_is_replaced(gate, tmp_path):
+    bad = gate({POD: lambda lines: row(lines, 1, ",1800.000000,", ",-5,")})
+    assert bad is not None
+    with duckdb.connect(str(tmp_path / "ledger.duckdb")) as con:
+        recorded = {
+            source
+            for (source,) in con.execute("select source_file from ops.validated_files").fetchall()
+        }
+    assert POD not in recorded and CUR in recorded  # the other files were clean
+    for _ in range(2):  # refused again, with the same row: nothing remembered it as clean
+        with pytest.raises(QualityGateError, match="koku/pod-usage.csv row 1"):
+            run_build(progress=None)
+    # the restated file replaces the rows: checked, clean, the build goes on to dbt
+    assert gate({}) is None
+    assert results(tmp_path) == []

@@ -67,12 +67,11 @@ def _folder(delivery: Path | str | dict) -> Path:
 
 def _build(db: Path, dbt_vars: dict[str, Any] | None, select: str | None) -> None:
     if dbt_vars:
-        # vars the CLI has no option for (the Spark parity test's as_of): seed + build as
-        # run_build does, with them
-        run_dbt(["seed", "--quiet"], db_path=db, dbt_vars=dbt_vars)
+        # vars the CLI has no option for (the Spark parity test's as_of): build as run_build
+        # does, with them
         args = ["build", "--exclude", "resource_type:unit_test"]
         if select:
-            args += ["--select", select]
+            args += ["--select", f"resource_type:seed {select}"]
         run_dbt(args, db_path=db, dbt_vars=dbt_vars)
     else:
         run_build(select=select, progress=None)

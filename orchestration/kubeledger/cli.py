@@ -212,7 +212,6 @@ def run_build(
         dbt_vars = {"start_date": start, "end_date": end or start}
     if reattribute_month:
         dbt_vars["reattribute_month"] = reattribute_month
-    seeded = run_dbt(["seed", "--quiet"], dbt_vars=dbt_vars)
     changed = reallocation.Reallocation()
     if start and not full_refresh:
         changed = reallocation.check_changed_days(
@@ -225,14 +224,15 @@ def run_build(
             progress(f"    {changed.describe()}")
         if changed.days:
             dbt_vars["reallocate_days"] = changed.dbt_vars()
-    # Unit tests are the test suite's (`make test`); a build runs models and data tests.
+    # Unit tests are the test suite's (`make test`); a build runs the seeds, models and data
+    # tests in one dbt command (the seeds first: models read them).
     args = ["build", "--exclude", "resource_type:unit_test"]
     if full_refresh:
         args.append("--full-refresh")
     if select:
-        args += ["--select", select]
+        args += ["--select", f"resource_type:seed {select}"]
     built = run_dbt(args, dbt_vars=dbt_vars)
-    outcome = BuildOutcome.of(db, [seeded, built], validations, start, end, changed.days)
+    outcome = BuildOutcome.of(db, [built], validations, start, end, changed.days)
     if select is None:
         with connect(db) as con:
             reallocation.record_allocation(
@@ -342,7 +342,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     prepare_warehouse()
     with file_progress("files", out_dir / "landing") as progress:
         progress.summary = load_landing(db, out_dir / "landing", progress=progress).total_line()
-    started = _step("building the ledger (quality gate, dbt seed + build)")
+    started = _step("building the ledger (quality gate, dbt build)")
     try:
         outcome = run_build(progress=_say)
     except (DbtError, QualityGateError) as exc:

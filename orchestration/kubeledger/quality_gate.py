@@ -2,9 +2,11 @@
 run before any model, blocking as the Dagster landing checks do (SPEC §13, §14).
 
 The same suites (kubeledger.quality) run on the raw rows of the build's days (every row
-without --start); a failure stops the build before dbt with the file, row and value of every
-failing row, and is written to `ops.expectation_results`, which data health shows per cluster
-and day. A clean run clears the earlier results of those days.
+without --start) but those of landing files an earlier gate found clean with the same suite
+(`ops.validated_files`: each file's rows are checked once, not on every build); a failure
+stops the build before dbt with the file, row and value of every failing row, and is written
+to `ops.expectation_results`, which data health shows per cluster and day. A clean run clears
+the earlier results of those days.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def run_quality_gate(
     """Validate the raw tables (of [first_day, last_day], else all); raise QualityGateError."""
     with duckdb.connect(str(db_path)) as con:
         con.execute("set enable_progress_bar = false")  # the build prints its own progress
-        validations = validate_raw_tables(con, first_day, last_day)
+        validations = validate_raw_tables(con, first_day, last_day, skip_validated_files=True)
         _record(con, validations, first_day, last_day)
     failed = [validation for validation in validations if not validation.success]
     if progress is not None:

@@ -229,7 +229,7 @@ def render(results: dict[str, Any]) -> str:
         f"DuckDB {machine['duckdb']}, dbt-core {machine['dbt_core']}.",
         "",
         "Each stage runs in its own process; *peak RSS* is that process's maximum resident "
-        "memory, children included. *Build* is `kubeledger build` (configuration, dbt seed, "
+        "memory, children included. *Build* is `kubeledger build` (configuration, "
         "dbt build with data tests, no unit tests). *Close* builds the close models and seals "
         "October 2026 as of 2026-11-20. *Incremental day* is `dbt build` of the incremental "
         "models and everything downstream for one day. *Baseline* is one DuckDB query reading "

@@ -141,7 +141,6 @@ def build(spec: StageSpec) -> dict[str, Any]:
 
     steps: dict[str, float] = {}
     _timed(steps, "prepare", lambda: prepare_warehouse(spec.db))
-    _timed(steps, "dbt seed", lambda: run_dbt(["seed", "--quiet"], db_path=spec.db))
     _timed(
         steps,
         "dbt build",

@@ -3,7 +3,10 @@
 Created by Python (never by dbt, so a full refresh cannot drop it):
 - `ops.rerun_log`: one row per run that re-allocated days (when, which days, why, by whom);
 - `ops.expectation_results`: the expectations that currently fail, one row per raw table,
-  expectation, cluster and day (a later check of the same days replaces them).
+  expectation, cluster and day (a later check of the same days replaces them);
+- `ops.validated_files`: the landing files (by content hash) whose every row held every
+  expectation of its table's suite (by the suite's fingerprint): the build's quality gate does
+  not check them again (kubeledger/quality/validate.py).
 """
 
 from __future__ import annotations
@@ -43,6 +46,15 @@ DDL = (
         sample_rows varchar,
         run_id varchar,
         checked_at timestamp not null
+    )
+    """,
+    f"""
+    create table if not exists {SCHEMA}.validated_files (
+        raw_table varchar not null,
+        file_hash varchar not null,
+        suite_fingerprint varchar not null,
+        source_file varchar not null,
+        validated_at timestamp not null
     )
     """,
 )

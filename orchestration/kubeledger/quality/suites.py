@@ -22,12 +22,22 @@ from kubeledger.quality.tables import RAW_TABLES_BY_NAME, RawTable
 # operator's usage and capacity seconds come from different scrapes).
 USAGE_TOLERANCE = 1.05
 
-NUMBER_REGEX = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$"
+# Python's `\s` spelled out as the characters it matches (str patterns: Unicode whitespace), so
+# that pandas runs the patterns with pyarrow's RE2 over the whole column instead of Python's
+# `re` value by value (it falls back for `\s`, whose RE2 meaning is narrower): the same matches,
+# a fraction of the time on millions of rows.
+WHITESPACE = (
+    "[\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+NUMBER_REGEX = rf"^{WHITESPACE}*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?{WHITESPACE}*$"
 TIMESTAMP_REGEX = (
-    r"^\s*\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?"
+    rf"^{WHITESPACE}*\d{{4}}-\d{{2}}-\d{{2}}([ T]\d{{2}}:\d{{2}}(:\d{{2}}(\.\d+)?)?)?"
+    rf"{WHITESPACE}*(Z|[+-]\d{{2}}(:?\d{{2}})?)?"
     # a zone name may follow: Go's `+0000 UTC` / `+0200 CEST`, or an IANA name (staging reads both)
-    r"(\s*([A-Z]{2,5}|[A-Za-z_]+/[A-Za-z_/+-]+))?\s*$"
-    r"|^\s*\d{1,2}/\d{1,2}/\d{4}( \d{1,2}:\d{2}(:\d{2})?( ?[AaPp][Mm])?)?\s*$"
+    rf"({WHITESPACE}*([A-Z]{{2,5}}|[A-Za-z_]+/[A-Za-z_/+-]+))?{WHITESPACE}*$"
+    rf"|^{WHITESPACE}*\d{{1,2}}/\d{{1,2}}/\d{{4}}( \d{{1,2}}:\d{{2}}(:\d{{2}})?( ?[AaPp][Mm])?)?"
+    rf"{WHITESPACE}*$"
 )
 
 NODE_ROLES = (

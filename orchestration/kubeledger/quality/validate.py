@@ -4,11 +4,21 @@ Each table's rows (of the days checked; supplementary tables whole) are read fro
 one pandas frame: the raw text columns, the typed columns the suite compares, and each row's
 address (`_source_file`, `_row_number`, `_cluster`, `_day`). A failed expectation comes back
 with every row it failed on, so data health can say which rows, per cluster and day.
+
+With `skip_validated_files` (the build's quality gate) a landing file whose every row already
+held every expectation of its suite is not checked again: `ops.validated_files` records each
+clean file by content hash and suite fingerprint (the suite's expectations, typed columns and
+the GX version), so a changed file, a changed suite or a new GX checks it anew, and a file with
+a failing row is checked on every run until it is replaced. Every row-level expectation of the
+suites looks at one row only, so a row's outcome depends on nothing but its file's content;
+the table-level check (required columns) runs on every frame, and the one cross-row check (one
+currency per billing account, in SQL) always reads the whole table.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 import os
 import warnings
@@ -18,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from kubeledger.load.sql import ident
+from kubeledger.load.sql import ident, lit
 from kubeledger.quality.suites import SUITES, TableSuite
 
 ROW_ADDRESS = ("_source_file", "_row_number", "_cluster", "_day")
@@ -78,10 +88,30 @@ class TableValidation:
         return f"{self.raw_table}: " + "; ".join(parts)
 
 
+VALIDATED_FILES = "ops.validated_files"
+
+
+def suite_fingerprint(suite: TableSuite) -> str:
+    """What a clean file's record depends on: the suite and the GX that ran it."""
+    from importlib.metadata import version
+
+    described = repr((suite.name, suite.expectations, sorted(suite.derived.items())))
+    return hashlib.sha256(
+        f"{described}|great_expectations {version('great_expectations')}".encode()
+    ).hexdigest()
+
+
 def frame_sql(
-    suite: TableSuite, columns: Iterable[str], first_day: dt.date | None, last_day: dt.date | None
+    suite: TableSuite,
+    columns: Iterable[str],
+    first_day: dt.date | None,
+    last_day: dt.date | None,
+    *,
+    unvalidated_for: str | None = None,
 ) -> str:
-    """The query giving the frame a suite validates: raw columns, typed columns, row address."""
+    """The query giving the frame a suite validates: raw columns, typed columns, row address;
+    with `unvalidated_for` (a suite fingerprint), only the rows of files not validated clean
+    with it, and each row's `_file_hash`."""
     table = suite.table
     raw = ", ".join(ident(name) for name in columns)
     derived = "".join(f",\n    {sql} as {ident(name)}" for name, sql in suite.derived.items())
@@ -90,9 +120,16 @@ def frame_sql(
         # dates as dates, whatever the caller passed: nothing but YYYY-MM-DD reaches the SQL
         first, last = (dt.date.fromisoformat(str(day)).isoformat() for day in (first_day, last_day))
         where = f"{table.day_sql()} between date '{first}' and date '{last}'"
+    file_hash = ""
+    if unvalidated_for is not None:
+        file_hash = "_file_hash, "
+        where += (
+            f" and _file_hash not in (select file_hash from {VALIDATED_FILES} "
+            f"where raw_table = {lit(table.name)} and suite_fingerprint = {lit(unvalidated_for)})"
+        )
     return (
         "select\n"
-        f"    _source_file, _row_number, {table.cluster_sql()} as _cluster,\n"
+        f"    _source_file, _row_number, {file_hash}{table.cluster_sql()} as _cluster,\n"
         f"    {table.day_sql()} as _day,\n"
         f"    {raw}{derived}\n"
         f"from {table.qualified}\n"
@@ -199,9 +236,16 @@ def validate_raw_tables(
     last_day: dt.date | None = None,
     *,
     tables: Iterable[str] | None = None,
+    skip_validated_files: bool = False,
 ) -> list[TableValidation]:
-    """Validate each raw table's rows of [first_day, last_day] (all rows when not given)."""
+    """Validate each raw table's rows of [first_day, last_day] (all rows when not given); with
+    `skip_validated_files`, leave out the files validated clean before and record the files
+    found clean now (`ops.validated_files`)."""
     wanted = set(tables) if tables is not None else None
+    if skip_validated_files:
+        from kubeledger.dagster.ops_tables import ensure_ops_schema
+
+        ensure_ops_schema(con)
     context = None
     results = []
     for suite in SUITES:
@@ -210,7 +254,9 @@ def validate_raw_tables(
         columns = _table_columns(con, suite)
         if columns is None:
             continue
-        frame = con.execute(frame_sql(suite, columns, first_day, last_day)).df()
+        fingerprint = suite_fingerprint(suite) if skip_validated_files else None
+        sql = frame_sql(suite, columns, first_day, last_day, unvalidated_for=fingerprint)
+        frame = con.execute(sql).df()
         validation = TableValidation(
             raw_table=suite.table.name,
             suite_name=suite.name,
@@ -224,8 +270,37 @@ def validate_raw_tables(
                 warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
                 validation.failures = _validate_frame(context, suite, frame)
             validation.failures += _currency_failures(con, suite, columns, first_day, last_day)
+            if fingerprint is not None:
+                _record_clean_files(con, suite, fingerprint, frame, validation.failures)
         results.append(validation)
     return results
+
+
+def _record_clean_files(
+    con: duckdb.DuckDBPyConnection,
+    suite: TableSuite,
+    fingerprint: str,
+    frame: Any,
+    failures: list[ExpectationFailure],
+) -> None:
+    """Record the frame's files none of whose rows failed (none when the table failed)."""
+    if any(not failure.rows for failure in failures):
+        return
+    failing = {row.source_file for failure in failures for row in failure.rows}
+    files = frame[["_source_file", "_file_hash"]].drop_duplicates()
+    clean = files[~files["_source_file"].isin(failing) & files["_file_hash"].notna()]
+    if len(clean):
+        # one statement for thousands of files (executemany is a statement per row)
+        con.register("_clean_files", clean)
+        try:
+            con.execute(
+                f"insert into {VALIDATED_FILES} "
+                "(raw_table, file_hash, suite_fingerprint, source_file, validated_at) "
+                "select ?, _file_hash, ?, _source_file, current_timestamp from _clean_files",
+                [suite.table.name, fingerprint],
+            )
+        finally:
+            con.unregister("_clean_files")
 
 
 # A billing table's account and currency (SPEC §3.3: a billing account has one currency).
