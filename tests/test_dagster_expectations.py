@@ -159,3 +159,33 @@ def test_validating_says_nothing_on_the_console(con, recwarn, caplog):
     assert validation.success
     assert [str(w.message) for w in recwarn if "regular expression" in str(w.message)] == []
     assert [r.getMessage() for r in caplog.records if r.name.startswith("great_expectations")] == []
+
+
+def test_a_frame_validated_in_chunks_fails_as_one(con, monkeypatch):
+    """5,000 rows validated 2,048 at a time: the failures of every chunk, merged, are the
+    failures of the whole frame (the suites' row-level rules look at one row)."""
+    from kubeledger.quality import validate, validate_raw_tables
+
+    names = ", ".join(f'"{name}"' for name in GOOD_POD_ROW)
+    values = ", ".join(
+        "case when range in (9, 4499) then '-1' else '1800' end"
+        if name == "pod_usage_cpu_core_seconds"
+        else f"'{value}'"
+        for name, value in GOOD_POD_ROW.items()
+    )
+    con.execute(
+        f"insert into raw.koku_pod_usage ({names}, _row_number) "
+        f"select {values}, range + 1 from range(5000)"
+    )
+
+    def failures():
+        (validation,) = validate_raw_tables(con, DAY, DAY, tables=["koku_pod_usage"])
+        assert validation.rows_checked == 5000
+        return {
+            (f.description, f.unexpected_count, tuple(sorted(r.row_number for r in f.rows)))
+            for f in validation.failures
+        }
+
+    whole = failures()
+    monkeypatch.setattr(validate, "CHUNK_ROWS", 2048)
+    assert failures() == whole == {("pod_usage_cpu_core_seconds is not negative", 2, (10, 4500))}

@@ -256,38 +256,75 @@ def validate_raw_tables(
             continue
         fingerprint = suite_fingerprint(suite) if skip_validated_files else None
         sql = frame_sql(suite, columns, first_day, last_day, unvalidated_for=fingerprint)
-        frame = con.execute(sql).df()
         validation = TableValidation(
             raw_table=suite.table.name,
             suite_name=suite.name,
-            rows_checked=len(frame),
-            expectations_evaluated=len(suite.expectations) if len(frame) else 0,
+            rows_checked=0,
+            expectations_evaluated=0,
         )
-        if len(frame):
-            context = context or _gx_context()
-            with warnings.catch_warnings():
-                # pandas' note on a regex with groups (the suites' patterns only match)
-                warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
-                validation.failures = _validate_frame(context, suite, frame)
+        failures: dict[tuple[str, str | None, str], ExpectationFailure] = {}
+        files = []
+        # The frame in chunks of CHUNK_ROWS, so that memory does not grow with the table (a
+        # month of a thousand nodes is tens of millions of rows); every row-level expectation
+        # looks at one row, so the chunks' failures add up to the whole frame's.
+        stream = con.cursor()
+        try:
+            stream.execute(sql)
+            while len(frame := stream.fetch_df_chunk(CHUNK_ROWS // 2048)):
+                validation.rows_checked += len(frame)
+                context = context or _gx_context()
+                with warnings.catch_warnings():
+                    # pandas' note on a regex with groups (the suites' patterns only match)
+                    warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
+                    for failure in _validate_frame(context, suite, frame):
+                        _merge(failures, failure)
+                if fingerprint is not None:
+                    files.append(frame[["_source_file", "_file_hash"]].drop_duplicates())
+                del frame
+        finally:
+            stream.close()
+        if validation.rows_checked:
+            validation.expectations_evaluated = len(suite.expectations)
+            validation.failures = list(failures.values())
             validation.failures += _currency_failures(con, suite, columns, first_day, last_day)
             if fingerprint is not None:
-                _record_clean_files(con, suite, fingerprint, frame, validation.failures)
+                _record_clean_files(con, suite, fingerprint, files, validation.failures)
         results.append(validation)
     return results
+
+
+# Rows of a frame validated at once (whole 2,048-row vectors).
+CHUNK_ROWS = 1_048_576
+
+
+def _merge(
+    failures: dict[tuple[str, str | None, str], ExpectationFailure], failure: ExpectationFailure
+) -> None:
+    """Add one chunk's failure of an expectation to the failures of the chunks before it."""
+    key = (failure.expectation, failure.column, failure.description)
+    earlier = failures.get(key)
+    if earlier is None:
+        failures[key] = failure
+    elif failure.rows:
+        earlier.unexpected_count += failure.unexpected_count
+        earlier.rows.extend(failure.rows)
 
 
 def _record_clean_files(
     con: duckdb.DuckDBPyConnection,
     suite: TableSuite,
     fingerprint: str,
-    frame: Any,
+    chunks: list[Any],
     failures: list[ExpectationFailure],
 ) -> None:
-    """Record the frame's files none of whose rows failed (none when the table failed)."""
+    """Record the frame's files (`_source_file`, `_file_hash` of each chunk) none of whose
+    rows failed (none when the table failed)."""
     if any(not failure.rows for failure in failures):
         return
+    import pandas as pd
+
     failing = {row.source_file for failure in failures for row in failure.rows}
-    files = frame[["_source_file", "_file_hash"]].drop_duplicates()
+    files = pd.concat(chunks).drop_duplicates()
     clean = files[~files["_source_file"].isin(failing) & files["_file_hash"].notna()]
     if len(clean):
         # one statement for thousands of files (executemany is a statement per row)
