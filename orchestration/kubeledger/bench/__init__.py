@@ -1,7 +1,7 @@
 """The fleet-scale benchmark behind `make bench` (SPEC §15).
 
 For each fleet size it generates a month of landing files, loads them, builds the ledger
-(`kubeledger build`: configuration, one dbt build of seeds and models without unit tests),
+(`kubeledger build`: configuration, quality gate, one dbt build without unit tests),
 closes October and times a one-day incremental run; a baseline reads the same pod-usage CSV
 files once with one DuckDB query. Every stage runs in its own process, so its peak memory (max
 RSS of the process and its children) is its own. Results go to `bench-out/results.md` and `.json`.

@@ -230,9 +230,10 @@ def render(results: dict[str, Any]) -> str:
         "",
         "Each stage runs in its own process; *peak RSS* is that process's maximum resident "
         "memory, children included. *Build* is `kubeledger build` (configuration, "
-        "dbt build with data tests, no unit tests). *Close* builds the close models and seals "
-        "October 2026 as of 2026-11-20. *Incremental day* is `dbt build` of the incremental "
-        "models and everything downstream for one day. *Baseline* is one DuckDB query reading "
+        "the quality gate, one dbt build of seeds, models and data tests, no unit tests). "
+        "*Close* builds the close models and seals October 2026 as of 2026-11-20. "
+        "*Incremental day* is `dbt build` of the incremental models and everything "
+        "downstream for one day. *Baseline* is one DuckDB query reading "
         "the same pod-usage files with every column the ledger needs, typed, aggregated to "
         "pod-day: the floor no design can beat.",
     ]

@@ -137,10 +137,13 @@ def load(spec: StageSpec) -> dict[str, Any]:
 
 
 def build(spec: StageSpec) -> dict[str, Any]:
+    """`kubeledger build` of every day: configuration, the quality gate, one dbt build."""
+    from kubeledger.quality_gate import run_quality_gate
     from kubeledger.warehouse import prepare_warehouse, run_dbt
 
     steps: dict[str, float] = {}
     _timed(steps, "prepare", lambda: prepare_warehouse(spec.db))
+    _timed(steps, "quality gate", lambda: run_quality_gate(spec.db))
     _timed(
         steps,
         "dbt build",
