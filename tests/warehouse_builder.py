@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 import yaml
 
-from kubeledger.cli import run_build
+from kubeledger.cli import dbt_build_args, run_build
 from kubeledger.config import load_config
 from kubeledger.load import load_landing
 from kubeledger.warehouse import prepare_warehouse, run_dbt
@@ -69,10 +69,7 @@ def _build(db: Path, dbt_vars: dict[str, Any] | None, select: str | None) -> Non
     if dbt_vars:
         # vars the CLI has no option for (the Spark parity test's as_of): build as run_build
         # does, with them
-        args = ["build", "--exclude", "resource_type:unit_test"]
-        if select:
-            args += ["--select", f"resource_type:seed {select}"]
-        run_dbt(args, db_path=db, dbt_vars=dbt_vars)
+        run_dbt(dbt_build_args(select), db_path=db, dbt_vars=dbt_vars)
     else:
         run_build(select=select, progress=None)
 

@@ -177,6 +177,18 @@ def _as_of_today() -> dt.date:
     return dt.date.fromisoformat(text.strip()) if text else dt.datetime.now(dt.UTC).date()
 
 
+def dbt_build_args(select: str | None = None, full_refresh: bool = False) -> list[str]:
+    """The dbt command of a build. Unit tests are the test suite's (`make test`); a build runs
+    the seeds, models and data tests in one dbt command (the seeds first: models read them),
+    the seeds also when `select` picks some models."""
+    args = ["build", "--exclude", "resource_type:unit_test"]
+    if full_refresh:
+        args.append("--full-refresh")
+    if select:
+        args += ["--select", f"resource_type:seed {select}"]
+    return args
+
+
 def run_build(
     *,
     start: str | None = None,
@@ -224,14 +236,7 @@ def run_build(
             progress(f"    {changed.describe()}")
         if changed.days:
             dbt_vars["reallocate_days"] = changed.dbt_vars()
-    # Unit tests are the test suite's (`make test`); a build runs the seeds, models and data
-    # tests in one dbt command (the seeds first: models read them).
-    args = ["build", "--exclude", "resource_type:unit_test"]
-    if full_refresh:
-        args.append("--full-refresh")
-    if select:
-        args += ["--select", f"resource_type:seed {select}"]
-    built = run_dbt(args, dbt_vars=dbt_vars)
+    built = run_dbt(dbt_build_args(select, full_refresh), dbt_vars=dbt_vars)
     outcome = BuildOutcome.of(db, [built], validations, start, end, changed.days)
     if select is None:
         with connect(db) as con:

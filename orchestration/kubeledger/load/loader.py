@@ -963,7 +963,7 @@ def _record_loaded_files(
     # One statement for all the files, from an Arrow table (executemany costs a statement per
     # file, and one VALUES list of every file's parameters seconds to bind)
     frame = pa.table(
-        {name: [row[i] for row in rows] for i, (name, _) in enumerate(LOADED_FILES_COLUMNS)},
+        dict(zip((name for name, _ in LOADED_FILES_COLUMNS), zip(*rows, strict=True), strict=True)),
         schema=pa.schema(
             [(name, _ARROW_TYPES[sql_type]) for name, sql_type in LOADED_FILES_COLUMNS]
         ),
