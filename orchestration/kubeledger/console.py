@@ -27,7 +27,7 @@ from rich.progress import (
 
 VERBOSE_ENV = "KUBELEDGER_VERBOSE"
 INDENT = "    "
-# "usage reports (cluster-days): 7/70": the generator's count of a batch of files
+# "usage reports (runs of cluster-days): 7/70": the generator's count of a batch of files
 _COUNT = re.compile(r"^(?P<what>.+): (?P<done>\d+)/(?P<total>\d+)$")
 
 

@@ -92,6 +92,35 @@ class Context:
         self.note(path, kind, count)
         return count
 
+    def copy_by_day(
+        self, query: str, scratch: Path, kind: str, options: str, paths: dict[int, Path]
+    ) -> int:
+        """COPY a query with a `report_day` column to one file per day: `paths[day]` gets
+        that day's rows in the query's order (DuckDB's partitioned write, single-threaded,
+        keeps it), or only the header when the day has none."""
+        scratch.parent.mkdir(parents=True, exist_ok=True)
+        target = str(scratch).replace("'", "''")
+        count = (
+            self.cursor()
+            .execute(f"copy ({query}) to '{target}' ({options}, partition_by (report_day))")
+            .fetchone()[0]
+        )
+        for day, path in paths.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            written = sorted((scratch / f"report_day={day}").glob("*"))
+            if len(written) > 1:
+                raise RuntimeError(f"{kind}: {len(written)} files for day {day}, expected one")
+            if written:
+                written[0].replace(path)
+            else:
+                empty = f"select * exclude (report_day) from ({query}) limit 0"
+                self.copy(empty, path, kind, options)
+                continue
+            self.note(path, kind, 0)
+        with self._lock:
+            self.rows[kind] += count
+        return count
+
     def note(self, path: Path, kind: str, rows: int) -> None:
         size = path.stat().st_size
         with self._lock:

@@ -129,9 +129,10 @@ def gpu_placements(slots: dict[int, Pool]) -> list[tuple[int, Template, int, tup
     return placements
 
 
-def gpu_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int, silent_filter: str) -> str:
-    """One row per GPU pod, GPU (or MIG instance) and hour in [lo, hi), as the operator writes
-    them (rows follow node, namespace, pod, GPU, hour)."""
+def gpu_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int, reported: str) -> str:
+    """One row per GPU pod, GPU (or MIG instance) and hour in [lo, hi) where `reported` (SQL on
+    `h` and `node`) holds, as the operator writes them (rows follow hour, node, namespace, pod,
+    GPU); `report_day` is the file the row goes to."""
     return f"""
         with seg as (
             select segments.*, gpu_assignments.gpu_uuid, gpu_assignments.gpu_model_name,
@@ -144,7 +145,6 @@ def gpu_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int, silent_filt
                 and gpu_assignments.pod_uid = segments.pod_uid
             where segments.cluster_id = {sql_str(cluster.cluster_id)}
               and seg_start_h < {hi} and seg_end_h > {lo}
-              {silent_filter}
         ),
         expanded as (
             select *, unnest(range(greatest(seg_start_h, {lo}), least(seg_end_h, {hi}))) as h
@@ -159,6 +159,7 @@ def gpu_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int, silent_filt
                     else 3600
                 end as node_secs
             from expanded
+            where {reported}
         )
         select
             hours.rp_start as report_period_start,
@@ -178,7 +179,8 @@ def gpu_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int, silent_filt
             timed.gpu_max_slices,
             timed.mig_instance_id,
             timed.mig_profile,
-            timed.mig_strategy
+            timed.mig_strategy,
+            hours.day_idx as report_day
         from timed
         inner join hours on hours.h = timed.h
         order by timed.h, timed.node, timed.namespace, timed.pod, timed.gpu_uuid,

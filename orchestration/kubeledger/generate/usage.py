@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import shutil
+from pathlib import Path
 
 from kubeledger.generate.context import Context, sql_str
 from kubeledger.generate.fleet import Cluster
@@ -15,65 +17,83 @@ OPERATOR_VERSION = "4.0.0"
 REPORT_SUFFIXES = ("pod", "storage", "node_labels", "namespace_labels")
 
 
-def _stamp(moment: dt.datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+# One job writes a cluster's reports for a run of days at once, one query per report (the
+# files of each day split off by DuckDB's partitioned COPY): about this many pod-hours per job,
+# so a small cluster's month is one job and a big cluster's a few days, and the generator's
+# memory does not grow with the month. Per-day queries cost ~30 ms a cluster-day in statement
+# overhead alone: most of a small fleet's generation.
+CHUNK_POD_HOURS = 2_000_000
+STAMP_FORMAT = "'%Y-%m-%d %H:%M:%S +0000 UTC'"
+# the day's usage curve by hour of day (index hour + 1), as decimal literals
+DIURNAL = (
+    "["
+    + ", ".join(f"{0.8 + 0.3 * math.cos(2 * math.pi * (n - 15) / 24):.6f}" for n in range(24))
+    + "]"
+)
 
 
-def day_constants(ctx: Context, day: int) -> dict[str, str]:
-    """SQL literals for one day: the hours' interval strings and diurnal factors as lists
-    indexed by hour of day + 1, and the day's report period."""
-    start = dt.datetime.combine(ctx.fleet.params.day(day), dt.time())
-    hours = [start + dt.timedelta(hours=n) for n in range(24)]
-    period = start.replace(day=1)
-    following = (period + dt.timedelta(days=32)).replace(day=1)
-    diurnal = [0.8 + 0.3 * math.cos(2 * math.pi * (n - 15) / 24) for n in range(24)]
-    return {
-        "starts": "[" + ", ".join(sql_str(_stamp(h)) for h in hours) + "]",
-        "ends": "["
-        + ", ".join(sql_str(_stamp(h + dt.timedelta(seconds=3599))) for h in hours)
-        + "]",
-        "diurnal": "[" + ", ".join(f"{x:.6f}" for x in diurnal) + "]",
-        "period_start": sql_str(_stamp(period)),
-        "period_end": sql_str(_stamp(following)),
-    }
+def _span(days: list[int]) -> tuple[int, int]:
+    """The hours [lo, hi) from the first day's midnight to the end of the last day."""
+    return days[0] * 24, days[-1] * 24 + 24
 
 
-def pod_report_sql(ctx: Context, cluster: Cluster, day: int) -> str:
-    """One row per pod per hour it ran; usage from hashes of (seed, pod, hour).
+def _on_days(days: list[int], hour: str) -> str:
+    """SQL: hour `hour` falls on one of `days` (a run of days may skip the silent ones)."""
+    return f"{hour} // 24 in ({', '.join(str(day) for day in days)})"
+
+
+def _reported(ctx: Context, cluster: Cluster, days: list[int], hour: str, node: str) -> str:
+    """SQL: the agent reported this node-hour: it falls on one of `days` and is not the
+    silent node's day (billed, not reported)."""
+    condition = _on_days(days, hour)
+    silent = ctx.fleet.irregular.silent_node
+    if silent and silent[0] == cluster.cluster_id and silent[2] in days:
+        condition += f" and not ({node} = {sql_str(silent[1])} and {hour} // 24 = {silent[2]})"
+    return condition
+
+
+def pod_report_sql(ctx: Context, cluster: Cluster, days: list[int]) -> str:
+    """One row per pod per hour it ran on `days`; usage from hashes of (seed, pod, hour);
+    `report_day` is the file the row goes to.
 
     No ORDER BY: rows follow the segments table (sorted by node, namespace, pod) and then
-    the hour, which DuckDB preserves (preserve_insertion_order), so output is deterministic
-    without a sort of millions of rows.
+    the hour, which DuckDB preserves (preserve_insertion_order), so each day's rows come out
+    deterministic without a sort of millions of rows.
     """
-    lo, hi = day * 24, day * 24 + 24
-    const = day_constants(ctx, day)
+    lo, hi = _span(days)
+    start = sql_str(ctx.fleet.params.start_date.isoformat())
     role_column = "" if cluster.kind == "onprem" else "node_role,"
     return f"""
         with seg as (
             select * from segments
             where cluster_id = {sql_str(cluster.cluster_id)}
               and seg_start_h < {hi} and seg_end_h > {lo}
-              {_silent_node_filter(ctx, cluster, day, "node")}
         ),
         expanded as (
             select *, unnest(range(greatest(seg_start_h, {lo}), least(seg_end_h, {hi}))) as h
             from seg
         ),
+        kept as (
+            select *, timestamp {start} + to_hours(h) as hour_start
+            from expanded
+            where {_reported(ctx, cluster, days, "h", "node")}
+        ),
         timed as (
             select
                 *,
-                {const["starts"]}[h - {lo} + 1] as interval_start,
-                {const["ends"]}[h - {lo} + 1] as interval_end,
-                {const["period_start"]} as rp_start,
-                {const["period_end"]} as rp_end,
-                {const["diurnal"]}[h - {lo} + 1] as diurnal,
+                strftime(hour_start, {STAMP_FORMAT}) as interval_start,
+                strftime(hour_start + interval 3599 second, {STAMP_FORMAT}) as interval_end,
+                strftime(date_trunc('month', hour_start), {STAMP_FORMAT}) as rp_start,
+                strftime(date_trunc('month', hour_start) + interval 1 month, {STAMP_FORMAT})
+                    as rp_end,
+                {DIURNAL}[h % 24 + 1] as diurnal,
                 case
                     when h = inst_start_h then inst_first_secs
                     when h = inst_end_h - 1 then inst_last_secs
                     else 3600
                 end as node_secs,
                 hash({ctx.seed}, pod_uid, h) as rnd
-            from expanded
+            from kept
         ),
         sized as (
             select
@@ -127,26 +147,20 @@ def pod_report_sql(ctx: Context, cluster: Cluster, day: int) -> str:
             node_mem * node_secs as node_capacity_memory_byte_seconds,
             {role_column}
             nullif(resource_id, '') as resource_id,
-            nullif(labels, '') as pod_labels
+            nullif(labels, '') as pod_labels,
+            h // 24 as report_day
         from used
     """
 
 
-def _silent_node_filter(ctx: Context, cluster: Cluster, day: int, column: str) -> str:
-    """`and <column> <> '<node>'` on the day the agent reported nothing for that node."""
-    silent = ctx.fleet.irregular.silent_node
-    if silent and silent[0] == cluster.cluster_id and silent[2] == day:
-        return f"and {column} <> {sql_str(silent[1])}"
-    return ""
-
-
-def storage_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
+def storage_report_sql(ctx: Context, cluster: Cluster, days: list[int]) -> str:
     """One row per claim per pod-hour mounting it; pod '' when no pod mounted it."""
     cid = sql_str(cluster.cluster_id)
     total = ctx.fleet.params.hours
+    lo, hi = _span(days)
     return f"""
         with claims as (select * from pvcs where cluster_id = {cid}),
-        mounted as (
+        mounted_hours as (
             select
                 claims.pvc, segments.pod, segments.node,
                 unnest(range(greatest(segments.seg_start_h, {lo}),
@@ -157,13 +171,16 @@ def storage_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
                 and segments.wid = claims.mount_wid
                 and (claims.mount_replica is null or segments.replica = claims.mount_replica)
             where segments.seg_start_h < {hi} and segments.seg_end_h > {lo}
-              {_silent_node_filter(ctx, cluster, lo // 24, "segments.node")}
+        ),
+        mounted as (
+            select * from mounted_hours
+            where {_reported(ctx, cluster, days, "h", "node")}
         ),
         grid as (
             select claims.*, hours.*
             from claims
             cross join hours
-            where hours.h >= {lo} and hours.h < {hi}
+            where hours.h >= {lo} and hours.h < {hi} and {_on_days(days, "hours.h")}
         )
         select
             grid.rp_start as report_period_start,
@@ -185,14 +202,16 @@ def storage_report_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
                        * least(0.98, grid.used_share + 0.1 * grid.h / {total})) as bigint)
                 as persistentvolumeclaim_usage_byte_seconds,
             grid.pv_labels as persistentvolume_labels,
-            grid.pvc_labels as persistentvolumeclaim_labels
+            grid.pvc_labels as persistentvolumeclaim_labels,
+            grid.day_idx as report_day
         from grid
         left join mounted on mounted.pvc = grid.pvc and mounted.h = grid.h
         order by grid.h, grid.namespace, grid.pvc, pod, node
     """
 
 
-def node_labels_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
+def node_labels_sql(ctx: Context, cluster: Cluster, days: list[int]) -> str:
+    lo, hi = _span(days)
     return f"""
         select
             hours.rp_start as report_period_start,
@@ -200,17 +219,19 @@ def node_labels_sql(ctx: Context, cluster: Cluster, lo: int, hi: int) -> str:
             hours.interval_start,
             hours.interval_end,
             node_hours.node,
-            node_hours.labels as node_labels
+            node_hours.labels as node_labels,
+            hours.day_idx as report_day
         from node_hours
         inner join hours on hours.h = node_hours.h
         where node_hours.cluster_id = {sql_str(cluster.cluster_id)}
           and node_hours.h >= {lo} and node_hours.h < {hi}
-          {_silent_node_filter(ctx, cluster, lo // 24, "node_hours.node")}
+          and {_reported(ctx, cluster, days, "node_hours.h", "node_hours.node")}
         order by node_hours.h, node_hours.node
     """
 
 
-def namespace_labels_sql(cluster: Cluster, lo: int, hi: int) -> str:
+def namespace_labels_sql(cluster: Cluster, days: list[int]) -> str:
+    lo, hi = _span(days)
     return f"""
         select
             hours.rp_start as report_period_start,
@@ -218,23 +239,37 @@ def namespace_labels_sql(cluster: Cluster, lo: int, hi: int) -> str:
             hours.interval_start,
             hours.interval_end,
             namespaces.namespace,
-            namespaces.labels as namespace_labels
+            namespaces.labels as namespace_labels,
+            hours.day_idx as report_day
         from namespaces
         cross join hours
         where namespaces.cluster_id = {sql_str(cluster.cluster_id)}
-          and hours.h >= {lo} and hours.h < {hi}
+          and hours.h >= {lo} and hours.h < {hi} and {_on_days(days, "hours.h")}
         order by hours.h, namespaces.namespace
     """
 
 
 def usage_jobs(ctx: Context, cluster: Cluster, gzip_usage: bool = False) -> list:
-    """One job per day: that day's four reports and its manifest. No job on the days the
-    agent sent nothing (the cluster had no nodes, or the agent was down)."""
+    """Jobs writing every day's four reports and manifest, a run of days each (about
+    CHUNK_POD_HOURS pod-hours). No reports on the days the agent sent nothing (the cluster
+    had no nodes, or the agent was down)."""
+    params = ctx.fleet.params
     silent = ctx.fleet.irregular.silent_days(cluster.cluster_id)
+    days = [
+        day for day in range(params.days) if day not in silent and _cluster_ran(ctx, cluster, day)
+    ]
+    pod_hours = (
+        ctx.cursor()
+        .execute(
+            "select coalesce(sum(seg_end_h - seg_start_h), 0) from segments where cluster_id = ?",
+            [cluster.cluster_id],
+        )
+        .fetchone()[0]
+    )
+    size = max(1, CHUNK_POD_HOURS * params.days // max(1, pod_hours))
     return [
-        lambda day=day: _write_usage_day(ctx, cluster, day, gzip_usage)
-        for day in range(ctx.fleet.params.days)
-        if day not in silent and _cluster_ran(ctx, cluster, day)
+        lambda chunk=days[first : first + size]: _write_usage_days(ctx, cluster, chunk, gzip_usage)
+        for first in range(0, len(days), size)
     ]
 
 
@@ -246,43 +281,64 @@ def _cluster_ran(ctx: Context, cluster: Cluster, day: int) -> bool:
     )
 
 
-def _write_usage_day(ctx: Context, cluster: Cluster, day: int, gzip_usage: bool) -> None:
+def _write_usage_days(ctx: Context, cluster: Cluster, days: list[int], gzip_usage: bool) -> None:
+    """The reports of `days`: one query per report, split into each day's file."""
     params = ctx.fleet.params
     cid = cluster.cluster_id
     ext = ".csv.gz" if gzip_usage else ".csv"
     options = "format csv, header" + (", compression gzip" if gzip_usage else "")
-    date = params.day(day)
-    lo, hi = day * 24, day * 24 + 24
-    folder = ctx.landing / "usage" / cid / date.isoformat()
-    uuid = ctx.fleet.rand.uuid("manifest", cid, date.isoformat())
-    names = [f"{uuid}_openshift_usage_report.{n}{ext}" for n in range(len(REPORT_SUFFIXES))]
+    uuids = {day: ctx.fleet.rand.uuid("manifest", cid, params.day(day).isoformat()) for day in days}
+    folders = {day: ctx.landing / "usage" / cid / params.day(day).isoformat() for day in days}
     cursor = ctx.cursor()
-    pods = f"pod_rows_{cid.replace('-', '_')}_{day}"
-    cursor.execute(f"create or replace temp table {pods} as {pod_report_sql(ctx, cluster, day)}")
+    pods = f"pod_rows_{cid.replace('-', '_')}_{days[0]}"
+    cursor.execute(f"create or replace temp table {pods} as {pod_report_sql(ctx, cluster, days)}")
     _count_overcommitted(ctx, pods)
     queries = (
         f"select * from {pods}",
-        storage_report_sql(ctx, cluster, lo, hi),
-        node_labels_sql(ctx, cluster, lo, hi),
-        namespace_labels_sql(cluster, lo, hi),
+        storage_report_sql(ctx, cluster, days),
+        node_labels_sql(ctx, cluster, days),
+        namespace_labels_sql(cluster, days),
     )
-    for name, kind, query in zip(names, REPORT_SUFFIXES, queries, strict=True):
-        ctx.copy(query, folder / name, f"koku_{kind}", options)
+    reports = list(zip(REPORT_SUFFIXES, queries, strict=True))
     if _has_gpu_pods(ctx, cluster):
         # the operator's GPU report, a fifth file of the day's package
-        names.append(f"{uuid}_openshift_usage_report.{len(names)}{ext}")
-        silent = _silent_node_filter(ctx, cluster, day, "segments.node")
-        ctx.copy(
-            gpu_report_sql(ctx, cluster, lo, hi, silent), folder / names[-1], "koku_gpu", options
+        lo, hi = _span(days)
+        reported = _reported(ctx, cluster, days, "h", "node")
+        reports.append(("gpu", gpu_report_sql(ctx, cluster, lo, hi, reported)))
+    scratch = ctx.out_dir / ".generating" / f"{cid}-{days[0]}"
+    for number, (kind, query) in enumerate(reports):
+        ctx.copy_by_day(
+            query,
+            scratch / kind,
+            f"koku_{kind}",
+            options,
+            {
+                day: folders[day] / f"{uuids[day]}_openshift_usage_report.{number}{ext}"
+                for day in days
+            },
         )
     cursor.execute(f"drop table {pods}")
-    start = dt.datetime.combine(date, dt.time(), dt.UTC)
+    shutil.rmtree(scratch)
+    for day in days:
+        _write_manifest(ctx, cluster, day, uuids[day], folders[day], len(reports), ext)
+
+
+def _write_manifest(
+    ctx: Context,
+    cluster: Cluster,
+    day: int,
+    uuid: str,
+    folder: Path,
+    files: int,
+    ext: str,
+) -> None:
+    start = dt.datetime.combine(ctx.fleet.params.day(day), dt.time(), dt.UTC)
     manifest = {
         "uuid": uuid,
-        "cluster_id": cid,
+        "cluster_id": cluster.cluster_id,
         "version": OPERATOR_VERSION,
         "date": (start + dt.timedelta(days=1, minutes=7)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "files": names,
+        "files": [f"{uuid}_openshift_usage_report.{n}{ext}" for n in range(files)],
         "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "end": (start + dt.timedelta(hours=23, minutes=59, seconds=59)).strftime(
             "%Y-%m-%dT%H:%M:%SZ"

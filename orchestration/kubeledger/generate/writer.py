@@ -105,8 +105,9 @@ def write_fleet(
         write_supplementary(ctx, cluster)
     ctx.run_parallel(
         [job for cluster in fleet.clusters for job in usage_jobs(ctx, cluster, gzip_usage)],
-        "usage reports (cluster-days)",
+        "usage reports (runs of cluster-days)",
     )
+    shutil.rmtree(out_dir / ".generating", ignore_errors=True)  # the jobs' emptied scratch
     write_aws(ctx)
     write_gcp(ctx)
     write_azure(ctx)
