@@ -112,11 +112,11 @@ class Context:
                 raise RuntimeError(f"{kind}: {len(written)} files for day {day}, expected one")
             if written:
                 written[0].replace(path)
+                self.note(path, kind, 0)  # the rows are counted once, below
             else:
-                empty = f"select * exclude (report_day) from ({query}) limit 0"
-                self.copy(empty, path, kind, options)
-                continue
-            self.note(path, kind, 0)
+                self.copy(
+                    f"select * exclude (report_day) from ({query}) limit 0", path, kind, options
+                )
         with self._lock:
             self.rows[kind] += count
         return count
