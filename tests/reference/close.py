@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
-import math
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, localcontext
 
 import pandas as pd
@@ -52,8 +51,26 @@ def unit_of(currency: str | None) -> Decimal:
 MICRO = Decimal("0.000001")
 
 
-def to_micro(value: float) -> Decimal:
-    return Decimal(repr(float(value))).quantize(MICRO, rounding=ROUND_HALF_UP)
+PICO = Decimal("0.000000000001")
+BILL_PLACES = Decimal("0.0000000001")
+
+
+def to_micro(value: float | Decimal) -> Decimal:
+    exact = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
+    return exact.quantize(MICRO, rounding=ROUND_HALF_UP)
+
+
+def month_estimate(daily: pd.Series) -> Decimal:
+    """A line's estimate (SPEC §9, `decimal(38, 6)`), the tie-break made explicit (README,
+    "Rulings"): each daily amount is the decimal it denotes to 12 places (0.03492, not the
+    binary double just below it), the days are added exactly, and the sum is rounded half away
+    from zero. Thirty days of 0.03492 and one of 0.0327375 are 1.0454175 exactly: 1.045418,
+    where a sum of the doubles (1.0454174999999999) would round down."""
+    total = sum(
+        (Decimal(repr(float(v))).quantize(PICO, rounding=ROUND_HALF_UP) for v in daily),
+        Decimal(0),
+    )
+    return to_micro(total)
 
 
 def to_cent(value, cent: Decimal = CENT) -> Decimal:
@@ -111,11 +128,10 @@ def close_month(
             UNASSIGNED,
         )
     )
-    # math.fsum: the month's sum of doubles without order-dependent rounding
-    sums = owners.groupby(["cluster_id", "cost_family", "line_key"])["total_cost"].agg(math.fsum)
+    groups = owners.groupby(["cluster_id", "cost_family", "line_key"])["total_cost"]
     by_slice: dict[tuple, dict] = {}
-    for (cluster, family, key), value in sums.items():
-        by_slice.setdefault((cluster, family), {})[key] = to_micro(value)
+    for (cluster, family, key), daily in groups:
+        by_slice.setdefault((cluster, family), {})[key] = month_estimate(daily)
     scope = scope[scope["usage_date"].isin(days)]
     slices = {key: frame for key, frame in scope.groupby(["cluster_id", "cost_family"])}
     status = day_status[day_status["usage_date"].isin(days)]
@@ -193,13 +209,19 @@ def _cluster_family(
     has_link = settings.has_billing_link(cluster)
     cluster_config = settings.clusters.get(cluster) or {}
     cent = unit_of(cluster_config.get("currency") or settings.raw.get("currency"))
-    invoice = (
-        to_cent(math.fsum(slice_rows["in_scope_cost"]), cent) if not slice_rows.empty else None
-    )
-    # the slice's sign before rounding, in decimal: -0.3 yen is a negative slice
+    # the slice as the exact sum of the amounts its lines bill: a bill writes decimals of at
+    # most 10 places, so each day's sum of doubles is read back as the decimal it denotes to
+    # 10 places; its sign before rounding (-0.3 yen is a negative slice), then the target
+    # rounded half away from zero to the minor unit (a slice of exactly 275.055 bills 275.06,
+    # where the binary noise of a sum of doubles can fall either side of the half cent)
     exact_invoice = sum(
-        (Decimal(repr(float(cost))) for cost in slice_rows["in_scope_cost"]), Decimal(0)
+        (
+            Decimal(repr(float(cost))).quantize(BILL_PLACES, rounding=ROUND_HALF_UP)
+            for cost in slice_rows["in_scope_cost"]
+        ),
+        Decimal(0),
     )
+    invoice = to_cent(exact_invoice, cent) if not slice_rows.empty else None
     status, reason, reconciled = "ready", None, True
     if not has_link:
         target, reconciled = to_cent(total, cent), False

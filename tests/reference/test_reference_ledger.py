@@ -576,7 +576,13 @@ def _close(owners, scope_cost, *, policy="separate", as_of=dt.date(2026, 11, 19)
     scope = pd.DataFrame(
         [
             {"cluster_id": "c1", "usage_date": DAY, "cost_family": "compute", "in_scope_cost": c}
-            for c in ([] if scope_cost is None else [scope_cost])
+            for c in (
+                []
+                if scope_cost is None
+                else scope_cost
+                if isinstance(scope_cost, list)
+                else [scope_cost]
+            )
         ],
         columns=["cluster_id", "usage_date", "cost_family", "in_scope_cost"],
     )
@@ -649,6 +655,17 @@ def test_close_edge_cases():
     no_link = _close(owners, None, link=False)
     assert no_link.loc["cc-1", "billed_cost"] == Decimal("5.00")
     assert not no_link.loc["cc-1", "is_reconciled"] and no_link.loc["cc-1", "factor"] == 1
+
+
+def test_close_rounds_decimal_ties_half_away_from_zero():
+    """The estimate and the invoice slice are sums of the decimals the amounts denote, rounded
+    half away from zero: summed as doubles, each of these ties falls just below the half."""
+    owners = _owner_days([("t1", "cc-1", "owned", 6.8649), ("t1", "cc-1", "owned", 0.0085535)])
+    assert 6.8649 + 0.0085535 < 6.8734535  # the double sum is below the tie
+    assert 4.808 + 3.017 < 7.825  # two billing amounts of a slice, likewise
+    bill = _close(owners, [4.808, 3.017])
+    assert bill.loc["cc-1", "estimated_cost"] == Decimal("6.873454")
+    assert bill.loc["cc-1", "target_cost"] == Decimal("7.83")
 
 
 def storage_row(h, namespace, pod, pvc, pv):
