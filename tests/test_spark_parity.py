@@ -109,6 +109,8 @@ def engines(tmp_path_factory):
         "KUBELEDGER_AS_OF": AS_OF,
         "DBT_TARGET_PATH": str(root / "spark-target"),
         "DBT_LOG_PATH": str(root / "spark-logs"),
+        # no DuckDB file is the Spark commands' business: none may appear here
+        "KUBELEDGER_DB": str(root / "no-duckdb" / "kubeledger.duckdb"),
     }
     log = root / "spark.log"
     try:
@@ -169,6 +171,7 @@ def engines(tmp_path_factory):
         "tampered": (tampered.returncode, tampered_log.read_text(errors="replace")),
         "copies": settings.root / "seals",
         "correction": correction,
+        "duckdb_files": sorted(str(p) for p in (root / "no-duckdb").glob("**/*")),
     }
 
 
@@ -414,6 +417,12 @@ def test_the_spark_seal_hashes_as_on_duckdb(engines):
     for table in SEALED_ROWS:
         assert spark_tables[table]["rows"] == duck_tables[table]["rows"] > 0
         assert spark_tables[table]["rows_sha256"] == duck_tables[table]["rows_sha256"], table
+
+
+def test_the_spark_commands_write_no_duckdb_warehouse(engines):
+    # the close on Spark once published a serving copy of whatever DuckDB file KUBELEDGER_DB
+    # named (another test's warehouse, in `make test`)
+    assert engines["duckdb_files"] == []
 
 
 def test_a_second_close_is_refused_by_spark(engines):

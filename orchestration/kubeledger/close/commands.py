@@ -126,6 +126,11 @@ def close(month: str, as_of: dt.date | None) -> None:
             else ""
         )
     )
+    if on_spark():
+        # BI tools read Spark's tables through its SQL endpoint: there is no DuckDB warehouse
+        # to publish a serving copy of (KUBELEDGER_DB names some other file, or none)
+        click.echo("    readers see the sealed bill in Spark's sealed schema (no serving copy)")
+        return
     from kubeledger.publish import after_run
 
     after_run(db, month=month, command="kubeledger close", echo=click.echo)
