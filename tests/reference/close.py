@@ -66,11 +66,15 @@ def month_estimate(daily: pd.Series) -> Decimal:
     binary double just below it), the days are added exactly, and the sum is rounded half away
     from zero. Thirty days of 0.03492 and one of 0.0327375 are 1.0454175 exactly: 1.045418,
     where a sum of the doubles (1.0454174999999999) would round down."""
-    total = sum(
-        (Decimal(repr(float(v))).quantize(PICO, rounding=ROUND_HALF_UP) for v in daily),
+    return to_micro(decimal_sum(daily, PICO))
+
+
+def decimal_sum(values, places: Decimal) -> Decimal:
+    """The exact sum of the decimals that doubles denote, each read to `places`."""
+    return sum(
+        (Decimal(repr(float(v))).quantize(places, rounding=ROUND_HALF_UP) for v in values),
         Decimal(0),
     )
-    return to_micro(total)
 
 
 def to_cent(value, cent: Decimal = CENT) -> Decimal:
@@ -214,13 +218,7 @@ def _cluster_family(
     # 10 places; its sign before rounding (-0.3 yen is a negative slice), then the target
     # rounded half away from zero to the minor unit (a slice of exactly 275.055 bills 275.06,
     # where the binary noise of a sum of doubles can fall either side of the half cent)
-    exact_invoice = sum(
-        (
-            Decimal(repr(float(cost))).quantize(BILL_PLACES, rounding=ROUND_HALF_UP)
-            for cost in slice_rows["in_scope_cost"]
-        ),
-        Decimal(0),
-    )
+    exact_invoice = decimal_sum(slice_rows["in_scope_cost"], BILL_PLACES)
     invoice = to_cent(exact_invoice, cent) if not slice_rows.empty else None
     status, reason, reconciled = "ready", None, True
     if not has_link:
