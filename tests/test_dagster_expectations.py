@@ -189,3 +189,38 @@ def test_a_frame_validated_in_chunks_fails_as_one(con, monkeypatch):
     whole = failures()
     monkeypatch.setattr(validate, "CHUNK_ROWS", 2048)
     assert failures() == whole == {("pod_usage_cpu_core_seconds is not negative", 2, (10, 4500))}
+
+
+def test_a_table_without_a_required_column_fails_its_table_check(con):
+    """Each expectation runs on a frame of its own columns; the table-level check (required
+    columns) still sees every column of the table, and a rule on a missing column fails."""
+    from kubeledger.quality import validate_raw_tables
+
+    _insert_pod_rows(con, [{}, {"pod": "cart-2"}])
+    con.execute("alter table raw.koku_pod_usage drop column node")
+    (validation,) = validate_raw_tables(con, DAY, DAY, tables=["koku_pod_usage"])
+    failed = {failure.description: failure for failure in validation.failures}
+    assert len(failed) == 2 and "node is filled" in failed
+    required = next(failure for failure in validation.failures if failure.column is None)
+    assert required.description.startswith("koku_pod_usage has its required columns: ")
+    assert "node" in required.observed and required.rows == []
+    assert failed["node is filled"].rows == [] and failed["node is filled"].observed
+
+
+def test_a_failing_billing_row_has_no_cluster(con):
+    """Billing rows carry no cluster: the failure says none (not NaN from the frame)."""
+    from kubeledger.quality import validate_raw_tables
+
+    con.execute(
+        "insert into raw.gcp_billing_export (billing_account_id, cost, currency, usage_start_time,"
+        " usage_end_time, invoice_month, _source_file, _row_number) values "
+        "('A-1', 'x1', 'USD', '2026-10-03 00:00:00 UTC', '2026-10-03 01:00:00 UTC', '202610',"
+        " 'billing/gcp/2026-10/export.jsonl', 1)"
+    )
+    (validation,) = validate_raw_tables(con, DAY, DAY, tables=["gcp_billing_export"])
+    (row,) = next(f.rows for f in validation.failures if f.description == "cost reads as a number")
+    assert (row.source_file, row.row_number, row.cluster_id) == (
+        "billing/gcp/2026-10/export.jsonl",
+        1,
+        None,
+    )

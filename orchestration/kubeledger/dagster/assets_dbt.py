@@ -15,6 +15,8 @@ Every raw and config source maps to the landing asset, so the models sit downstr
 """
 
 import json
+import signal
+import subprocess
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -56,6 +58,18 @@ class KubeledgerDbtTranslator(DagsterDbtTranslator):
             return "seeds"
         fqn = dbt_resource_props.get("fqn") or []
         return fqn[1] if len(fqn) > 2 else None
+
+
+def stop_process(process: subprocess.Popen[bytes], grace_seconds: float = 30.0) -> None:
+    """End a dbt process that is still running: SIGINT (dbt stops cleanly), SIGKILL after grace."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=grace_seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 TRANSLATOR = KubeledgerDbtTranslator(
@@ -101,14 +115,19 @@ def ledger_models(
             dbt_vars["reallocate_days"] = changed.dbt_vars()
         args = ["build", "--exclude-resource-type", "unit_test"]
         args += ["--vars", json.dumps(check_dbt_vars(dbt_vars))]
+        invocation = dbt.cli(args, context=context)
         try:
-            yield from dbt.cli(args, context=context).stream()
+            yield from invocation.stream()
         except Exception as exc:
             if not warehouse.is_busy():
                 # a failing model or test: retrying would only fail again
                 raise Failure(description=str(exc), allow_retries=False) from exc
             context.log.warning(f"the warehouse is held by another process: {exc}")
             raise  # the retry policy tries again, with backoff
+        finally:
+            # a step left before dbt ended (closed, interrupted) must not leave dbt running
+            # with the warehouse open and its output pipe full
+            stop_process(invocation.process)
         # Only a run of every model allocates its days (a subset leaves the others as they were).
         if len(context.selected_asset_keys) == len(context.assets_def.keys):
             with warehouse.connect() as con:
