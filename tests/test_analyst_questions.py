@@ -51,14 +51,15 @@ not a mart query, so it is not repeated here.
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from kubeledger.generate import generate_fleet
-from tests.warehouse_builder import build_warehouse, close_month, late_folders, query
+from tests.test_report import built_fleet
+from tests.warehouse_builder import close_month, query
 
 pytestmark = pytest.mark.slow
 
@@ -84,12 +85,12 @@ ONPREM_STORAGE_LINES = {
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory) -> Path:
+    # the report's fleet is this fleet (generate_fleet(nodes=8, days=33, pods_per_node=4),
+    # built the demo way), built once per session: a copy of it, closed
     root = tmp_path_factory.mktemp("analyst_questions")
-    summary = generate_fleet(root / "demo", nodes=8, days=33, pods_per_node=4)
-    demo = root / "demo"
-    db = build_warehouse(
-        root, demo / "landing", demo / "kubeledger.yml", late=late_folders(summary)
-    )
+    fleet = built_fleet(tmp_path_factory)
+    shutil.copytree(fleet.parent, root, dirs_exist_ok=True)
+    db = root / fleet.name
     close_month(db, MONTH, AS_OF)
     return db
 

@@ -3,13 +3,17 @@ bill lines to the cent, every section has its chart, a missing mart makes a sect
 available" instead of failing, and the page renders in headless Chromium with no JavaScript
 error (skipped, with the reason, when Chromium is not installed).
 
-`built_fleet` builds the fleet's warehouse once per test session (test_export.py reuses it).
+`built_fleet` builds the fleet's warehouse once per test session (test_export.py,
+test_demo_cloud_charges.py, test_vocabulary.py and test_analyst_questions.py reuse it): the
+demo's defaults at 8 nodes, 4 pods a node, 33 days, the restated CUR loaded later.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -44,24 +48,45 @@ pytestmark = pytest.mark.slow
 
 
 def built_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small generated fleet, loaded and built once per session; returns the DuckDB file.
+    """A small generated fleet, loaded and built once per test session; returns the DuckDB
+    file, a copy of its own for each pytest-xdist worker (the build is shared through a lock
+    in the session's folder, so two workers do not build the same fleet; each worker then
+    opens, writes and copies its warehouse as if it were alone).
 
     A dbt failure in a mart the report and exports do not need (say, one being worked on)
     does not stop the suite: dbt still builds every other node, the failure is shown as a
     warning, and the tests below check the marts they read exist.
     """
+    own = tmp_path_factory.getbasetemp() / "report-fleet"
+    if (own / ".built").exists():
+        return own / "kubeledger.duckdb"
+    # under xdist each worker's temporary folder is inside the session's
+    session = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session = session.parent
+    shared = session / "report-fleet-shared"
+    with open(session / "report-fleet.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (shared / ".built").exists():
+                _build_report_fleet(shared)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    if own.exists():
+        shutil.rmtree(own)
+    shutil.copytree(shared, own)
+    return own / "kubeledger.duckdb"
+
+
+def _build_report_fleet(workdir: Path) -> None:
     from kubeledger.generate import generate_fleet
     from tests.warehouse_builder import build_warehouse, late_folders
 
-    workdir = tmp_path_factory.getbasetemp() / "report-fleet"
     db = workdir / "kubeledger.duckdb"
-    done = workdir / ".built"
-    if done.exists():
-        return db
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
-    summary = generate_fleet(workdir / "demo", nodes=8, days=33, pods_per_node=6)
+    summary = generate_fleet(workdir / "demo", nodes=8, days=33, pods_per_node=4)
     try:
         build_warehouse(
             workdir,
@@ -80,8 +105,7 @@ def built_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
         }
     missing = [name for name in REQUIRED_MARTS if name not in present]
     assert not missing, f"the build did not produce {missing}"
-    done.touch()
-    return db
+    (workdir / ".built").touch()
 
 
 def copy_of(db: Path, directory: Path, name: str) -> Path:
