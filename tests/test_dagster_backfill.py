@@ -98,3 +98,26 @@ def test_a_billing_reread_loads_the_exports_covering_those_days_again(fleet, tmp
     assert sorted(f.source_file for f in summary.files if f.status == "loaded") == sorted(marked)
     # the re-read replaced the same rows: nothing doubled
     assert query(db, "select count(*) from raw.aws_cur2") == [(before,)]
+
+
+def test_the_ledger_step_knows_when_landing_failed_in_its_run(fleet):
+    """The ledger step builds nothing after a failed landing step of its run (Dagster's
+    in-process executor once started it anyway, under load, and it then slept for minutes on
+    a retry)."""
+    from types import SimpleNamespace
+
+    from dagster import DagsterInstance
+
+    from kubeledger.dagster.assets_dbt import landing_failed
+    from kubeledger.dagster.definitions import defs
+
+    instance = DagsterInstance.ephemeral()
+    result = defs.resolve_job_def("ledger_daily").execute_in_process(
+        tags=range_tags("2026-08-12", "2026-08-14", **{"dagster/backfill": "abc"}),
+        resources={"warehouse": warehouse_resource(fleet, AS_OF)},
+        instance=instance,
+        raise_on_error=False,
+    )
+    assert list(step_failures(result)) == ["landing"]
+    assert landing_failed(SimpleNamespace(instance=instance, run_id=result.run_id))
+    assert not landing_failed(SimpleNamespace(instance=instance, run_id="no-such-run"))
