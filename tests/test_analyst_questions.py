@@ -51,14 +51,13 @@ not a mart query, so it is not repeated here.
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from tests.test_report import built_fleet
+from tests.test_report import built_fleet, copy_of
 from tests.warehouse_builder import close_month, query
 
 pytestmark = pytest.mark.slow
@@ -87,10 +86,7 @@ ONPREM_STORAGE_LINES = {
 def warehouse(tmp_path_factory) -> Path:
     # the report's fleet is this fleet (generate_fleet(nodes=8, days=33, pods_per_node=4),
     # built the demo way), built once per session: a copy of it, closed
-    root = tmp_path_factory.mktemp("analyst_questions")
-    fleet = built_fleet(tmp_path_factory)
-    shutil.copytree(fleet.parent, root, dirs_exist_ok=True)
-    db = root / fleet.name
+    db = copy_of(built_fleet(tmp_path_factory), tmp_path_factory.mktemp("analyst"), "closed.duckdb")
     close_month(db, MONTH, AS_OF)
     return db
 

@@ -218,9 +218,9 @@ def _validate_frame(context: Any, suite: TableSuite, frame: Any) -> list[Expecta
     present = set(frame.columns) - set(ROW_ADDRESS)
     outcomes = []
     for columns, indexes in groups.items():
-        # a table-level expectation (the required columns) needs every column but no row
+        # a table-level expectation (the required columns) needs every column but no row; a
+        # column the table lacks is left out, and GX reports the expectation on it failed
         narrow = (
-            # (a column the table lacks is left to GX, which reports the expectation failed)
             frame[[*ROW_ADDRESS, *(c for c in dict.fromkeys(columns) if c in present)]]
             if columns
             else frame.iloc[:0]
@@ -339,18 +339,22 @@ def _frames(stream: duckdb.DuckDBPyConnection) -> Iterator[Any]:
 
     text = pd.StringDtype("pyarrow", na_value=float("nan"))
     types = {pa.string(): text, pa.large_string(): text}
+
+    def frame(batches: list[Any]) -> Any:
+        return pa.Table.from_batches(batches).to_pandas(
+            types_mapper=types.get, date_as_object=False
+        )
+
     batches: list[Any] = []
     rows = 0
     for batch in stream.to_arrow_reader(CHUNK_ROWS):
         batches.append(batch)
         rows += batch.num_rows
         if rows >= CHUNK_ROWS:
-            yield pa.Table.from_batches(batches).to_pandas(
-                types_mapper=types.get, date_as_object=False
-            )
+            yield frame(batches)
             batches, rows = [], 0
     if rows:
-        yield pa.Table.from_batches(batches).to_pandas(types_mapper=types.get, date_as_object=False)
+        yield frame(batches)
 
 
 def _merge(
