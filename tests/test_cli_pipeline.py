@@ -244,7 +244,8 @@ def test_the_dagster_instance_shows_the_days_materialized_checks_passed_and_octo
     checks = [
         AssetCheckKey(AssetKey("landing"), "expectations_koku_pod_usage"),
         AssetCheckKey(
-            AssetKey(["marts", "fct_pod_costs_daily"]), "not_null_fct_pod_costs_daily_cluster_id"
+            AssetKey(["marts", "fct_pod_costs_daily"]),
+            "not_null_columns_fct_pod_costs_daily_cluster_id__usage_date__namespace__pod__is_platform",
         ),
     ]
     records = instance.event_log_storage.get_latest_asset_check_execution_by_key(checks)
