@@ -81,6 +81,7 @@ def make_scratch_project(dest: Path) -> DbtProject:
         "macros/portable",
         "macros/incremental",
         "macros/close",
+        "macros/tests",
         "models/intermediate/close",
         "models/marts/close",
         "data-tests/close",

@@ -5,6 +5,8 @@ store's table names (kubeledger/spark/close.py). No Spark is started here."""
 from __future__ import annotations
 
 import subprocess
+import time
+from pathlib import Path
 
 from kubeledger.spark.close import TABLE_RE, month_suffix
 from kubeledger.spark.cluster import ClusterSettings, running_pid, stop_cluster
@@ -16,6 +18,12 @@ def test_a_pid_that_is_not_the_spark_process_is_never_signalled(tmp_path):
     settings.run_dir.mkdir()
     # A PID file whose process is something else (a PID reused after the cluster stopped).
     other = subprocess.Popen(["sleep", "30"])
+    # until its exec, the child's command line can read empty: a process still on its way to
+    # the java it starts, which running_pid counts as the Spark one (a loaded machine saw it)
+    cmdline = Path(f"/proc/{other.pid}/cmdline")
+    deadline = time.monotonic() + 10
+    while b"sleep" not in cmdline.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)
     try:
         (settings.run_dir / "master.pid").write_text(f"{other.pid}\n")
         assert running_pid(settings, "master") is None
