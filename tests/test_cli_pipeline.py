@@ -29,6 +29,7 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
+from tests.test_cli_events import CHECK
 from tests.test_dagster_support import FLEET_START
 
 REPO = Path(__file__).resolve().parents[1]
@@ -243,10 +244,7 @@ def test_the_dagster_instance_shows_the_days_materialized_checks_passed_and_octo
     assert close.asset_materialization.metadata["outcome"].value == "sealed_full"
     checks = [
         AssetCheckKey(AssetKey("landing"), "expectations_koku_pod_usage"),
-        AssetCheckKey(
-            AssetKey(["marts", "fct_pod_costs_daily"]),
-            "not_null_columns_fct_pod_costs_daily_cluster_id__usage_date__namespace__pod__is_platform",
-        ),
+        AssetCheckKey(AssetKey(["marts", "fct_pod_costs_daily"]), CHECK),
     ]
     records = instance.event_log_storage.get_latest_asset_check_execution_by_key(checks)
     assert {key: record.status for key, record in records.items()} == {
