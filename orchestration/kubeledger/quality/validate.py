@@ -18,6 +18,7 @@ currency per billing account, in SQL) always reads the whole table.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import hashlib
 import logging
 import os
@@ -314,6 +315,7 @@ def validate_raw_tables(
                 if fingerprint is not None:
                     files.append(frame[["_source_file", "_file_hash"]].drop_duplicates())
                 del frame
+                _release_frame_memory()
         finally:
             stream.close()
         if validation.rows_checked:
@@ -326,8 +328,43 @@ def validate_raw_tables(
     return results
 
 
+# The row address's text columns, as pandas categoricals: GX copies the rows of the address
+# and the checked columns once or twice per expectation (its null filter), and copying a
+# million long file names took half of the gate's time.
+CATEGORICAL = ("_source_file", "_cluster", "_file_hash")
+
 # Rows of a frame validated at once (at least; whole Arrow batches).
 CHUNK_ROWS = 1_048_576
+
+
+def _release_frame_memory() -> None:
+    """Give a validated frame's memory back to the system before the next one is read.
+
+    GX leaves each frame's copies in reference cycles, freed only by the cyclic collector, and
+    glibc keeps what pandas and numpy free in its heap rather than returning it: without both
+    steps a month of a thousand nodes (16 frames) held 15.6 GB at the end of the gate, with
+    them 2.3 GB (the first frame's peak). `malloc_trim` is glibc's; elsewhere only the
+    collector runs."""
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _glibc() -> Any:
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+_LIBC = _glibc()
 
 
 def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
@@ -341,9 +378,13 @@ def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
     types = {pa.string(): text, pa.large_string(): text}
 
     def frame(batches: list[Any]) -> Any:
-        return pa.Table.from_batches(batches).to_pandas(
-            types_mapper=types.get, date_as_object=False
-        )
+        table = pa.Table.from_batches(batches)
+        for name in CATEGORICAL:
+            # a few distinct values, copied by each expectation's filter: codes copy fast
+            if name in table.column_names:
+                position = table.column_names.index(name)
+                table = table.set_column(position, name, table[name].dictionary_encode())
+        return table.to_pandas(types_mapper=types.get, date_as_object=False)
 
     batches: list[Any] = []
     rows = 0
