@@ -138,6 +138,23 @@ def _load_settings(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 @contextmanager
+def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The staged rows into the raw table on one thread, in the staged order: each insert
+    then fills the row group the one before left open. An order-preserving parallel insert
+    closes a part-filled row group per file, which every later checkpoint spent seconds merging
+    (a 1,000-node month: 186 row groups where 130 hold the rows, 16 s of checkpoints after
+    the load)."""
+    threads = con.execute("select current_setting('threads')").fetchone()[0]
+    con.execute("set threads = 1")
+    con.execute("set preserve_insertion_order = false")
+    try:
+        yield
+    finally:
+        con.execute("set preserve_insertion_order = true")
+        con.execute(f"set threads = {int(threads)}")
+
+
+@contextmanager
 def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.begin()
     try:
@@ -696,10 +713,11 @@ def _stage_and_insert(
     source_names = [name for name, _ in plan.select]
     target = [*source_names, *metadata]
     expressions = [ident(name) for name in source_names] + list(metadata.values())
-    con.execute(
-        f"insert into {spec.qualified_table} ({', '.join(ident(n) for n in target)}) "
-        f"select {', '.join(expressions)} from {_STAGE}{where}"
-    )
+    with _one_thread(con):
+        con.execute(
+            f"insert into {spec.qualified_table} ({', '.join(ident(n) for n in target)}) "
+            f"select {', '.join(expressions)} from {_STAGE}{where}"
+        )
 
     # The delivery units (billing period, cluster hour, file path) each file brings.
     k1, k2 = spec.period_key
