@@ -219,6 +219,82 @@ def slope_lines(fleets: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+CHART_FILE = "cost-per-pod-hour.svg"
+CHART_STAGES = (("load", "#4c78a8"), ("build", "#f58518"), ("close", "#54a24b"))
+CHART_WIDTH, CHART_HEIGHT, CHART_MARGIN = 520, 300, 48
+
+
+def cost_chart_svg(fleets: list[dict[str, Any]]) -> str | None:
+    """How cost grows with the fleet, as an SVG bar chart: per fleet size, the month's load,
+    build and close in µs per pod-hour, stacked (None without a fleet that has a baseline)."""
+    from xml.etree import ElementTree as ET
+
+    bars = []
+    for fleet in fleets:
+        pod_hours = (_stage(fleet, "baseline") or {}).get("rows")
+        if not pod_hours:
+            continue
+        parts = [
+            (name, colour, (_stage(fleet, name) or {}).get("wall_seconds") or 0.0)
+            for name, colour in CHART_STAGES
+        ]
+        bars.append((fleet["nodes"], [(n, c, sec / pod_hours * 1e6) for n, c, sec in parts]))
+    if not bars:
+        return None
+    top = max(sum(micros for _, _, micros in parts) for _, parts in bars)
+    plot_height = CHART_HEIGHT - 2 * CHART_MARGIN
+    slot = (CHART_WIDTH - 2 * CHART_MARGIN) / len(bars)
+    svg = ET.Element(
+        "svg",
+        xmlns="http://www.w3.org/2000/svg",
+        width=str(CHART_WIDTH),
+        height=str(CHART_HEIGHT),
+        viewBox=f"0 0 {CHART_WIDTH} {CHART_HEIGHT}",
+        role="img",
+    )
+    ET.SubElement(svg, "title").text = "load + build + close, µs per pod-hour, by fleet size"
+    text = {"font-family": "sans-serif", "font-size": "12"}
+    ET.SubElement(
+        svg, "text", x=str(CHART_MARGIN), y="20", **text
+    ).text = "Month (load + build + close), µs per pod-hour"
+    for index, (nodes, parts) in enumerate(bars):
+        x = CHART_MARGIN + index * slot + slot * 0.2
+        width = slot * 0.6
+        y = CHART_HEIGHT - CHART_MARGIN
+        for name, colour, micros in parts:
+            height = plot_height * micros / top
+            y -= height
+            rect = ET.SubElement(
+                svg,
+                "rect",
+                x=f"{x:.1f}",
+                y=f"{y:.1f}",
+                width=f"{width:.1f}",
+                height=f"{height:.1f}",
+                fill=colour,
+            )
+            ET.SubElement(rect, "title").text = f"{name}: {micros:.1f} µs"
+        total = sum(micros for _, _, micros in parts)
+        centre = f"{x + width / 2:.1f}"
+        ET.SubElement(
+            svg, "text", x=centre, y=f"{y - 6:.1f}", **{"text-anchor": "middle"}, **text
+        ).text = f"{total:.1f} µs"
+        ET.SubElement(
+            svg,
+            "text",
+            x=centre,
+            y=str(CHART_HEIGHT - CHART_MARGIN + 18),
+            **{"text-anchor": "middle"},
+            **text,
+        ).text = f"{nodes:,} nodes"
+    for index, (name, colour) in enumerate(CHART_STAGES):
+        x = CHART_WIDTH - CHART_MARGIN - 70
+        y = CHART_MARGIN + index * 18
+        ET.SubElement(svg, "rect", x=str(x), y=str(y - 10), width="10", height="10", fill=colour)
+        ET.SubElement(svg, "text", x=str(x + 14), y=str(y), **text).text = name
+    return ET.tostring(svg, encoding="unicode") + "\n"
+
+
 def render(results: dict[str, Any]) -> str:
     machine = results["machine"]
     lines = [
@@ -278,6 +354,8 @@ def render(results: dict[str, Any]) -> str:
                 for node in timings["slowest"]
             ]
     lines += slope_lines(results["fleets"])
+    if cost_chart_svg(results["fleets"]) is not None:
+        lines += ["", f"![load + build + close per pod-hour, by fleet size]({CHART_FILE})"]
     return "\n".join(lines) + "\n"
 
 
@@ -288,3 +366,6 @@ def write_report(results: dict[str, Any], out_dir: Path) -> None:
         fleet["summary"] = summary(fleet)
     (out_dir / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     (out_dir / "results.md").write_text(render(results))
+    chart = cost_chart_svg(results["fleets"])
+    if chart is not None:
+        (out_dir / CHART_FILE).write_text(chart)
