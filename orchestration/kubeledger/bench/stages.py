@@ -29,6 +29,8 @@ INCREMENTAL_SELECTOR = "config.materialized:incremental+"
 # The pod-usage reports the generator writes (the loader recognises them by header; the
 # baseline query only needs a glob).
 POD_USAGE_GLOB = "usage/*/*/*_openshift_usage_report.0.csv*"
+# From this fleet size on, the generator writes the usage reports as .csv.gz.
+GZIP_FROM_NODES = 10_000
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,13 @@ class StageSpec:
     pods_per_node: int
     clusters: int
     seed: int = 7
+
+    @property
+    def gzip_usage(self) -> bool:
+        """The big fleet's usage reports are written gzip-compressed, as the operator uploads
+        them (10,000 nodes would be about 66 GB of plain CSV); the loader and the baseline
+        read the same .csv.gz files."""
+        return self.nodes >= GZIP_FROM_NODES
 
     @property
     def fleet_dir(self) -> Path:
@@ -108,6 +117,7 @@ def generate(spec: StageSpec) -> dict[str, Any]:
         days=spec.days,
         start_date=START_DATE,
         pods_per_node=spec.pods_per_node,
+        gzip_usage=spec.gzip_usage,
     )
     return {
         "rows": summary["pod_usage_rows"],
