@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
-from kubeledger.bench.report import CHART_FILE, cost_chart_svg, render, summary, write_report
+from kubeledger.bench.report import (
+    CHART_FILE,
+    CHART_HEIGHT,
+    CHART_MARGIN,
+    CHART_TOP,
+    cost_chart_svg,
+    render,
+    summary,
+    write_report,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -72,10 +81,11 @@ def test_the_chart_stacks_each_stage_in_proportion_to_its_cost_per_pod_hour():
         "build: 7.5 µs",
         "close: 2.5 µs",
     ]
-    heights = [height for _, height in bars]
-    # the tallest bar (100 nodes, 30 µs) fills the plot; everything else is to scale
-    assert sum(heights[:3]) == 2 * sum(heights[3:])
-    assert heights[1] == 3 * heights[2] and heights[4] == 3 * heights[5]
+    # the tallest bar (100 nodes, 30 µs) fills the plot; everything else is to scale (pixels
+    # to one decimal)
+    plot = CHART_HEIGHT - CHART_TOP - CHART_MARGIN
+    expected = [round(plot * micros / 30, 1) for micros in (10, 15, 5, 5, 7.5, 2.5)]
+    assert [height for _, height in bars] == expected
     labels = [text.text for text in ET.fromstring(cost_chart_svg(FLEETS)).iter(f"{SVG}text")]
     assert "30.0 µs" in labels and "15.0 µs" in labels and "1,000 nodes" in labels
 

@@ -221,7 +221,7 @@ def slope_lines(fleets: list[dict[str, Any]]) -> list[str]:
 
 CHART_FILE = "cost-per-pod-hour.svg"
 CHART_STAGES = (("load", "#4c78a8"), ("build", "#f58518"), ("close", "#54a24b"))
-CHART_WIDTH, CHART_HEIGHT, CHART_MARGIN = 520, 300, 48
+CHART_WIDTH, CHART_HEIGHT, CHART_MARGIN, CHART_TOP = 520, 300, 48, 64
 
 
 def cost_chart_svg(fleets: list[dict[str, Any]]) -> str | None:
@@ -242,7 +242,7 @@ def cost_chart_svg(fleets: list[dict[str, Any]]) -> str | None:
     if not bars:
         return None
     top = max(sum(micros for _, _, micros in parts) for _, parts in bars)
-    plot_height = CHART_HEIGHT - 2 * CHART_MARGIN
+    plot_height = CHART_HEIGHT - CHART_TOP - CHART_MARGIN
     slot = (CHART_WIDTH - 2 * CHART_MARGIN) / len(bars)
     svg = ET.Element(
         "svg",
@@ -288,10 +288,9 @@ def cost_chart_svg(fleets: list[dict[str, Any]]) -> str | None:
             **text,
         ).text = f"{nodes:,} nodes"
     for index, (name, colour) in enumerate(CHART_STAGES):
-        x = CHART_WIDTH - CHART_MARGIN - 70
-        y = CHART_MARGIN + index * 18
-        ET.SubElement(svg, "rect", x=str(x), y=str(y - 10), width="10", height="10", fill=colour)
-        ET.SubElement(svg, "text", x=str(x + 14), y=str(y), **text).text = name
+        x = CHART_MARGIN + index * 70
+        ET.SubElement(svg, "rect", x=str(x), y="30", width="10", height="10", fill=colour)
+        ET.SubElement(svg, "text", x=str(x + 14), y="40", **text).text = name
     return ET.tostring(svg, encoding="unicode") + "\n"
 
 
