@@ -12,7 +12,7 @@
 -- time used) and GPU time nobody held is idle.
 with
 
-pod_usage as (
+pod_usage as {{ materialized_in_day_runs() }} (
     select
         cluster_id,
         usage_date,
