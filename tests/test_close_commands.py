@@ -40,6 +40,9 @@ def make_env(
         "KUBELEDGER_CONFIG": str(path / "absent-kubeledger.yml"),
         "DBT_PROJECT_DIR": str(project.project_dir),
         "DBT_PROFILES_DIR": str(project.profiles_dir),
+        # the scratch project's artifacts stay with it: in the worker's target folder its
+        # manifest would be the one the next test's Dagster code location loads
+        "DBT_TARGET_PATH": str(project.target_path),
     }
 
 

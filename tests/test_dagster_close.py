@@ -35,6 +35,9 @@ def close_warehouse(tmp_path, close_project, monkeypatch):  # noqa: F811
             add_month(con, cluster, "2026-10", **month)
     monkeypatch.setenv("DBT_PROJECT_DIR", str(close_project.project_dir))
     monkeypatch.setenv("DBT_PROFILES_DIR", str(close_project.profiles_dir))
+    # the scratch project's artifacts stay with it: in the worker's target folder its manifest
+    # would be the one the next test's Dagster code location loads (keys without a schema)
+    monkeypatch.setenv("DBT_TARGET_PATH", str(close_project.target_path))
     return db
 
 

@@ -35,10 +35,35 @@ def _newest_source_mtime() -> float:
     return newest
 
 
+def _models_match(manifest: Path) -> bool:
+    """Whether the manifest's models are this project's model files: a dbt run of another
+    project (a copy with stub models, say) that shared the target folder leaves a fresh
+    manifest of its own there, and the code location would show its models."""
+    import json
+
+    try:
+        nodes = json.loads(manifest.read_text())["nodes"].values()
+    except (OSError, ValueError, KeyError, AttributeError):
+        return False
+    in_manifest = {
+        node.get("original_file_path") for node in nodes if node.get("resource_type") == "model"
+    }
+    on_disk = {
+        path.relative_to(PROJECT_DIR).as_posix()
+        for path in (PROJECT_DIR / "models").rglob("*")
+        if path.suffix in (".sql", ".py") and path.is_file()
+    }
+    return in_manifest == on_disk
+
+
 def ensure_manifest(project: DbtProject) -> Path:
     """Parse the project when its manifest is missing or older than its sources."""
     manifest = Path(project.manifest_path)
-    if manifest.exists() and manifest.stat().st_mtime >= _newest_source_mtime():
+    if (
+        manifest.exists()
+        and manifest.stat().st_mtime >= _newest_source_mtime()
+        and _models_match(manifest)
+    ):
         return manifest
     from dbt.cli.main import dbtRunner
 
