@@ -150,8 +150,12 @@ class Context:
         self.con.close()
 
 
-def connect() -> duckdb.DuckDBPyConnection:
+def connect(spill_dir: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """The generator's in-memory DuckDB; past its memory cap it spills into `spill_dir` (the
+    fleet's output folder, not the working directory; the writer removes it when done)."""
     con = duckdb.connect()
+    if spill_dir is not None:
+        con.execute(f"set temp_directory = '{str(spill_dir).replace(chr(39), chr(39) * 2)}'")
     con.execute("set threads = 1")
     # without a cap DuckDB keeps up to 80% of RAM (a 1,000-node month peaked at 5.3 GiB);
     # capped, the same files (byte for byte) in 2.2 GiB

@@ -18,6 +18,9 @@ from kubeledger.generate.pods import ClusterPods, build_cluster_pods
 from kubeledger.generate.tables import load_tables
 from kubeledger.generate.usage import usage_jobs, write_supplementary
 
+# Where the generator's DuckDB spills past its memory cap (a 10,000-node fleet: many GB).
+SPILL_DIR = ".duckdb-spill"
+
 
 def fresh_output(out_dir: Path) -> None:
     for folder in (out_dir / "landing", out_dir / "late"):
@@ -86,7 +89,7 @@ def write_fleet(
     ctx = Context(
         fleet=fleet,
         out_dir=out_dir,
-        con=connect(),
+        con=connect(out_dir / SPILL_DIR),
         progress=say,
         workers=workers,
         subdir=subdir,
@@ -113,6 +116,7 @@ def write_fleet(
     write_azure(ctx)
     write_rate_cards(ctx)
     ctx.close()
+    shutil.rmtree(out_dir / SPILL_DIR, ignore_errors=True)
     return FleetRun(fleet, ctx, pods)
 
 
