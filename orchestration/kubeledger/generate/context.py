@@ -150,16 +150,22 @@ class Context:
         self.con.close()
 
 
-def connect(spill_dir: Path | None = None) -> duckdb.DuckDBPyConnection:
+def memory_cap_mb(nodes: int) -> int:
+    """The generator's DuckDB memory cap for a fleet of `nodes`: 2 MB a node, at least 2 GB.
+    Uncapped, DuckDB keeps up to 80% of RAM (a 1,000-node month peaked at 5.3 GiB; capped at
+    2 GB, the same files byte for byte in 2.2 GiB); a 10,000-node month ran out of memory in
+    its partitioned writes at 2 GB, after spilling 21 GB."""
+    return max(2048, 2 * nodes)
+
+
+def connect(spill_dir: Path | None = None, memory_mb: int = 2048) -> duckdb.DuckDBPyConnection:
     """The generator's in-memory DuckDB; past its memory cap it spills into `spill_dir` (the
     fleet's output folder, not the working directory; the writer removes it when done)."""
     con = duckdb.connect()
     if spill_dir is not None:
         con.execute(f"set temp_directory = '{str(spill_dir).replace(chr(39), chr(39) * 2)}'")
     con.execute("set threads = 1")
-    # without a cap DuckDB keeps up to 80% of RAM (a 1,000-node month peaked at 5.3 GiB);
-    # capped, the same files (byte for byte) in 2.2 GiB
-    con.execute("set memory_limit = '2GB'")
+    con.execute(f"set memory_limit = '{int(memory_mb)}MB'")
     con.execute("set preserve_insertion_order = true")
     con.execute("set enable_progress_bar = false")
     con.execute(NUMBER_MACRO)

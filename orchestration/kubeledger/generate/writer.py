@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kubeledger.generate.aws import write_aws
 from kubeledger.generate.azure import write_azure
-from kubeledger.generate.context import Context, connect
+from kubeledger.generate.context import Context, connect, memory_cap_mb
 from kubeledger.generate.fleet import Cluster, Fleet
 from kubeledger.generate.gcp import write_gcp
 from kubeledger.generate.onprem import write_rate_cards
@@ -89,7 +89,7 @@ def write_fleet(
     ctx = Context(
         fleet=fleet,
         out_dir=out_dir,
-        con=connect(out_dir / SPILL_DIR),
+        con=connect(out_dir / SPILL_DIR, memory_cap_mb(fleet.params.nodes)),
         progress=say,
         workers=workers,
         subdir=subdir,
