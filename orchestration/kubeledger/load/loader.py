@@ -144,13 +144,15 @@ def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     closes a part-filled row group per file, which every later checkpoint spent seconds merging
     (a 1,000-node month: 186 row groups where 130 hold the rows, 16 s of checkpoints after
     the load)."""
-    threads = con.execute("select current_setting('threads')").fetchone()[0]
+    threads, ordered = con.execute(
+        "select current_setting('threads'), current_setting('preserve_insertion_order')"
+    ).fetchone()
     con.execute("set threads = 1")
     con.execute("set preserve_insertion_order = false")
     try:
         yield
     finally:
-        con.execute("set preserve_insertion_order = true")
+        con.execute(f"set preserve_insertion_order = {bool(ordered)}")
         con.execute(f"set threads = {int(threads)}")
 
 
