@@ -1,4 +1,4 @@
-{{ config(**incremental_by_day('month_start_date')) }}
+{{ config(**incremental_by_period('month_start_date')) }}
 
 -- One row per month, cluster, cost family and bill line: the line's estimate, i.e. its
 -- post-distribution ledger cost over the month (SPEC §9). Owned cost goes to its cost center

@@ -1,4 +1,4 @@
-{{ config(**incremental_by_day('month_start_date')) }}
+{{ config(**incremental_by_period('month_start_date')) }}
 
 -- One row per month, cluster, cost family and bill line: the line's exact share of the slice's
 -- target and its billed amount in the currency's minor unit (cents, yen, fils), by

@@ -1,4 +1,4 @@
-{{ config(**incremental_by_day('month_start_date')) }}
+{{ config(**incremental_by_period('month_start_date')) }}
 
 -- One row per month, cluster and cost family: what the bill must sum to (its target), why,
 -- and whether the slice can be closed (SPEC §9). The decision, in order:

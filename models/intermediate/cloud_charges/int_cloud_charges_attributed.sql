@@ -12,7 +12,7 @@
         (account_default and unattributed) are attributed again under the current
         configuration; its other lines, and every other month, keep their attribution.
     A full refresh attributes every month again under the current configuration. -#}
-{{ config(**incremental_by_day('charge_month')) }}
+{{ config(**incremental_by_period('charge_month')) }}
 
 {%- set reattribute_month = var('reattribute_month', none) -%}
 {%- if reattribute_month is not none

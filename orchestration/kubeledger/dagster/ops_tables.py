@@ -1,12 +1,16 @@
 """Schema `ops`: what the orchestration records about its own runs, read by the health marts.
 
-Created by Python (never by dbt, so a full refresh cannot drop it):
+These three are created by Python (never by dbt, so a full refresh cannot drop them):
 - `ops.rerun_log`: one row per run that re-allocated days (when, which days, why, by whom);
 - `ops.expectation_results`: the expectations that currently fail, one row per raw table,
   expectation, cluster and day (a later check of the same days replaces them);
 - `ops.validated_files`: the landing files (by content hash) whose every row held every
   expectation of its table's suite (by the suite's fingerprint): the build's quality gate does
   not check them again (kubeledger/quality/validate.py).
+
+One table here is dbt's own: `ops.dbt_rebuilt_days`, the days each model rebuilt in the current
+day's run, which its data tests read (macros/incremental/rebuilt_days.sql); dbt creates it at
+the start of a run with a day range and keeps only the current run's rows.
 """
 
 from __future__ import annotations
