@@ -19,29 +19,28 @@ label_keys as (
     {{ label_key_mapping('raw_labels', 'label_dns_prefixes', 'label_aliases') }}
 ),
 
+-- The winner of each entity's label key: the least (is the key rewritten, raw key, value);
+-- one grouped min over that triple, not a window sorting every label row.
 labels_ranked as (
     select
         {%- for column in key_columns %}
         raw_labels.{{ column }},
         {%- endfor %}
         label_keys.label_key,
-        raw_labels.label_value,
-        raw_labels.raw_label_key,
-        row_number() over (
-            partition by
-                {%- for column in key_columns %}
-                raw_labels.{{ column }},
-                {%- endfor %}
-                label_keys.label_key
-            order by
-                label_keys.is_key_rewritten,
-                raw_labels.raw_label_key,
-                raw_labels.label_value
-        ) as key_rank
+        min({{ ordered_struct([
+            ('is_key_rewritten', 'label_keys.is_key_rewritten'),
+            ('raw_label_key', 'raw_labels.raw_label_key'),
+            ('label_value', 'raw_labels.label_value'),
+        ]) }}) as winner
     from raw_labels
     inner join label_keys
         on raw_labels.raw_label_key = label_keys.raw_label_key
     where label_keys.label_key <> ''
+    group by
+        {%- for column in key_columns %}
+        raw_labels.{{ column }},
+        {%- endfor %}
+        label_keys.label_key
 ),
 
 final as (
@@ -50,10 +49,9 @@ final as (
         {{ column }},
         {%- endfor %}
         label_key,
-        label_value,
-        raw_label_key,
-        {{ is_generated_value('label_value') }} as is_generated_value
+        winner.label_value as label_value,
+        winner.raw_label_key as raw_label_key,
+        {{ is_generated_value('winner.label_value') }} as is_generated_value
     from labels_ranked
-    where key_rank = 1
 )
 {%- endmacro %}

@@ -33,42 +33,30 @@ label_aliases as (
     from {{ ref('stg_config__label_aliases') }}
 ),
 
--- The last hour is found with a grouped max first, so the ranking window below sorts only
--- the rows of each pod's last hour (usually one), not every pod-hour of the day.
+-- The labels of each pod-day's last hour: the row of the latest hour, then (a pod on two
+-- nodes in that hour, or reported twice) the last node, file and row, all descending. One
+-- grouped max_by, so the month's pod-hours are never sorted or held whole: a window over them
+-- spilled 20 GB at 10,000 nodes. A row with no node ranks below every row with one (as the
+-- nulls-last order did); rows with no hour cannot be a day's last hour.
 pod_last_hours as (
     select
         cluster_id,
         usage_date,
         namespace,
         pod,
-        max(interval_start) as interval_start
+        max_by(
+            pod_labels,
+            {{ ordered_struct([
+                ('interval_start', 'interval_start'),
+                ('has_node', 'node is not null'),
+                ('node', 'node'),
+                ('source_file', 'source_file'),
+                ('source_row_number', 'source_row_number'),
+            ]) }}
+        ) as pod_labels
     from pod_usage
+    where interval_start is not null
     group by cluster_id, usage_date, namespace, pod
-),
-
-pod_hours_ranked as (
-    select
-        pod_usage.cluster_id,
-        pod_usage.usage_date,
-        pod_usage.namespace,
-        pod_usage.pod,
-        pod_usage.pod_labels,
-        row_number() over (
-            partition by
-                pod_usage.cluster_id, pod_usage.usage_date, pod_usage.namespace, pod_usage.pod
-            order by
-                pod_usage.node desc,
-                pod_usage.source_file desc,
-                pod_usage.source_row_number desc
-        ) as hour_rank
-    from pod_usage
-    inner join pod_last_hours
-        on
-            pod_usage.cluster_id = pod_last_hours.cluster_id
-            and pod_usage.usage_date = pod_last_hours.usage_date
-            and pod_usage.namespace = pod_last_hours.namespace
-            and pod_usage.pod = pod_last_hours.pod
-            and pod_usage.interval_start = pod_last_hours.interval_start
 ),
 
 label_pairs as (
@@ -78,8 +66,7 @@ label_pairs as (
         namespace,
         pod,
         {{ split_label_pairs('pod_labels') }} as label_pair
-    from pod_hours_ranked
-    where hour_rank = 1
+    from pod_last_hours
 ),
 
 {{ normalized_label_ctes(['cluster_id', 'usage_date', 'namespace', 'pod']) }}
