@@ -10,7 +10,18 @@ import time
 def test_a_running_process_is_stopped_by_sigint():
     from kubeledger.dagster.assets_dbt import stop_process
 
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # The child handles SIGINT as dbt does (KeyboardInterrupt), whatever its parent ignores, and
+    # says when it is ready: a SIGINT sent during its interpreter's start could be lost.
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "print('ready', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdout.readline() == b"ready\n"
     started = time.monotonic()
     stop_process(process, grace_seconds=30)
     assert process.returncode is not None
