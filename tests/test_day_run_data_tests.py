@@ -6,13 +6,19 @@ A small generated fleet is loaded and built whole. Then one day is built again
 - a row-level test, or a uniqueness test whose key holds the day, of such a model reads the
   rebuilt day only; a uniqueness test whose key has no day, or a test of a model rebuilt by
   month, still reads the whole table;
-- the rows of the other days are the rows the whole build wrote;
+- the rows of the other days are the rows the whole build wrote, and the rebuilt day's rows are
+  the rows the whole build wrote for it, though the fleet's usage reports write their hours in
+  local time, row by row in CEST and EDT (`2026-10-04 01:00:00 +0200 CEST` is 23:00 UTC the
+  day before, `2026-10-03 22:00:00 -0400 EDT` 02:00 UTC the day after): a day's run prunes
+  raw rows by the date their text starts with (`_source_day`), a day off for some hours;
 - a duplicate planted on another day is still found by every test that can find it: by the
   whole-table tests in the day's run, and by any test run without a build (`dbt test`).
 """
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -62,19 +68,66 @@ def _reads_only(sql: str, day: str) -> bool:
     return f"cast('{day}' as date)" in sql
 
 
-def _other_days(con: duckdb.DuckDBPyConnection, model: str) -> list[tuple]:
+def _all_days(con: duckdb.DuckDBPyConnection, model: str) -> list[tuple]:
     (schema,) = con.execute(
         "select table_schema from information_schema.tables where table_name = ?", [model]
     ).fetchone()
-    return con.execute(
-        f"select * from {schema}.{model} where usage_date <> date '{DAY}' order by all"
-    ).fetchall()
+    return con.execute(f"select * from {schema}.{model} order by all").fetchall()
+
+
+def _assert_same_rows(rows: list[tuple], expected: list[tuple], model: str) -> None:
+    """Equal rows: doubles within 1e-9 (a sum's last bits follow the order DuckDB adds in),
+    every other value (keys, dates, decimal money) exactly."""
+    assert len(rows) == len(expected), model
+    for row, want in zip(rows, expected, strict=True):
+        assert len(row) == len(want), model
+        for value, wanted in zip(row, want, strict=True):
+            if isinstance(wanted, float) and isinstance(value, float):
+                assert value == pytest.approx(wanted, rel=1e-9, abs=1e-12), (model, row, want)
+            else:
+                assert value == wanted, (model, row, want)
+
+
+ZONES = (
+    (dt.timezone(dt.timedelta(hours=2)), "+0200 CEST"),
+    (dt.timezone(dt.timedelta(hours=-4)), "-0400 EDT"),
+)
+
+
+def _in_zone(text: str, zone: int) -> str:
+    """`2026-10-03 23:00:00 +0000 UTC` as the operator writes it on a host in ZONES[zone]."""
+    offset, suffix = ZONES[zone]
+    instant = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S +0000 UTC").replace(tzinfo=dt.UTC)
+    return f"{instant.astimezone(offset):%Y-%m-%d %H:%M:%S} {suffix}"
+
+
+def _write_hours_in_local_time(landing: Path) -> tuple[int, int]:
+    """Rewrite every usage report's `interval_start`/`interval_end` in local time, CEST and
+    EDT row by row; return how many hours now start on the next day's date, and how many on
+    the day before's."""
+    next_day = day_before = 0
+    for path in sorted((landing / "usage").rglob("*.csv")):
+        with path.open(newline="") as handle:
+            rows = list(csv.reader(handle))
+        header = rows[0]
+        columns = [header.index(name) for name in ("interval_start", "interval_end")]
+        for number, row in enumerate(rows[1:]):
+            before = row[columns[0]][:10]
+            for column in columns:
+                row[column] = _in_zone(row[column], number % 2)
+            next_day += row[columns[0]][:10] > before
+            day_before += row[columns[0]][:10] < before
+        with path.open("w", newline="") as handle:
+            csv.writer(handle, lineterminator="\n").writerows(rows)
+    return next_day, day_before
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     out = tmp_path_factory.mktemp("day_run_fleet")
     generate_fleet(out, clusters=1, nodes=3, days=6, pods_per_node=4, progress=None)
+    next_day, day_before = _write_hours_in_local_time(out / "landing")
+    assert next_day > 0 and day_before > 0
     env = {
         "KUBELEDGER_DB": str(out / "kubeledger.duckdb"),
         "KUBELEDGER_CONFIG": str(out / "kubeledger.yml"),
@@ -86,7 +139,7 @@ def fleet(tmp_path_factory):
         assert result.exit_code == 0, result.output
     db = Path(env["KUBELEDGER_DB"])
     with duckdb.connect(str(db), read_only=True) as con:
-        before = {model: _other_days(con, model) for model in _models_configured_by_day()}
+        before = {model: _all_days(con, model) for model in _models_configured_by_day()}
     built = _invoke(env, "build", "--start", DAY)
     assert built.exit_code == 0, built.output
     return out, env, db, before
@@ -133,11 +186,23 @@ def test_tests_that_can_only_fail_on_a_rebuilt_row_read_the_rebuilt_day(fleet):
         assert DAY not in sql, prefix
 
 
-def test_a_days_run_leaves_the_other_days_as_the_whole_build_wrote_them(fleet):
+def test_a_days_run_writes_every_day_as_the_whole_build_wrote_it(fleet):
     _, _, db, before = fleet
     with duckdb.connect(str(db), read_only=True) as con:
         for model, rows in before.items():
-            assert _other_days(con, model) == rows, model
+            _assert_same_rows(_all_days(con, model), rows, model)
+        # the hours the pruning keeps by their text's date only thanks to its day of margin
+        after, before = con.execute(
+            "select count(*) filter (where source_day = usage_date + 1), "
+            "count(*) filter (where source_day = usage_date - 1) "
+            f"from staging.stg_koku__pod_usage where usage_date = date '{DAY}'"
+        ).fetchone()
+        assert after > 0 and before > 0
+        assert con.execute(
+            "select count(*) filter (where source_day is null), "
+            "count(*) filter (where abs(source_day - usage_date) > 1) "
+            "from staging.stg_koku__pod_usage"
+        ).fetchone() == (0, 0)
         assert (
             con.execute(
                 f"select count(*) from intermediate.int_pod_hours_allocated "

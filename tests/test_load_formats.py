@@ -67,13 +67,14 @@ def test_ensure_raw_schema_creates_every_raw_table_empty(con):
         "interval_start",
         "interval_end",
     ]
-    assert pod_columns[-6:] == [
+    assert pod_columns[-7:] == [
         "_cluster_id",
         "_extra",
         "_source_file",
         "_row_number",
         "_file_hash",
         "_loaded_at",
+        "_source_day",
     ]
     assert "_cluster_id" not in column_names(con, "aws_cur_legacy")
     assert "resourceTags" in column_names(con, "aws_cur_legacy")
@@ -87,12 +88,21 @@ def test_every_source_column_is_varchar(con):
     types = con.execute(
         "select table_name, column_name, data_type from information_schema.columns "
         "where table_schema = 'raw' and table_name not in ('quarantine', 'loaded_files') "
-        "and column_name not in ('_row_number', '_loaded_at', '_superseded_at')"
+        "and column_name not in ('_row_number', '_loaded_at', '_superseded_at', '_source_day')"
     ).fetchall()
     assert {t for _, _, t in types} == {"VARCHAR"}
-    # billing tables also have _superseded_at (a timestamp)
-    expected = sum(len(raw_table_columns(spec)) - 2 - (spec.kind == "billing") for spec in FORMATS)
+    # billing tables also have _superseded_at (a timestamp), usage tables _source_day (a date)
+    expected = sum(
+        len(raw_table_columns(spec)) - 2 - (spec.kind in ("billing", "usage")) for spec in FORMATS
+    )
     assert len(types) == expected
+    source_days = con.execute(
+        "select table_name, data_type from information_schema.columns "
+        "where table_schema = 'raw' and column_name = '_source_day'"
+    ).fetchall()
+    assert sorted(source_days) == sorted(
+        (spec.raw_table, "DATE") for spec in FORMATS if spec.kind == "usage"
+    )
 
 
 def test_aws_legacy_csv_folds_resource_tags_and_keeps_unknown_columns(con, tmp_path):

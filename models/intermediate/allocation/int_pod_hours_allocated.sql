@@ -27,7 +27,7 @@ pod_usage as {{ materialized_in_day_runs() }} (
         node_capacity_cpu_core_seconds,
         node_capacity_memory_byte_seconds
     from {{ ref('stg_koku__pod_usage') }}
-    where {{ day_range_filter('usage_date') }}
+    where {{ day_range_filter('usage_date', source_day='source_day') }}
 ),
 
 node_hours as (

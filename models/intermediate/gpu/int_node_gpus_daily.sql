@@ -40,7 +40,7 @@ gpu_rows as (
         gpu_uuid,
         gpu_model_name
     from {{ ref('stg_koku__gpu_usage') }}
-    where {{ day_range_filter('usage_date') }}
+    where {{ day_range_filter('usage_date', source_day='source_day') }}
 ),
 
 configured_shares as (

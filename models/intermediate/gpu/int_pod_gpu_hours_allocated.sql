@@ -23,7 +23,7 @@ gpu_rows as (
         {{ mig_slice_fraction('mig_profile', 'gpu_max_slices', 'gpu_model_name') }}
             as gpu_fraction
     from {{ ref('stg_koku__gpu_usage') }}
-    where {{ day_range_filter('usage_date') }}
+    where {{ day_range_filter('usage_date', source_day='source_day') }}
 ),
 
 node_hours as (

@@ -14,7 +14,7 @@ namespace_label_hours as (
         source_row_number,
         namespace_labels
     from {{ ref('stg_koku__namespace_labels') }}
-    where {{ day_range_filter('usage_date') }}
+    where {{ day_range_filter('usage_date', source_day='source_day') }}
 ),
 
 label_dns_prefixes as (

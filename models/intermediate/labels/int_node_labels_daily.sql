@@ -16,7 +16,7 @@ node_label_hours as (
         source_row_number,
         node_labels
     from {{ ref('stg_koku__node_labels') }}
-    where {{ day_range_filter('usage_date') }}
+    where {{ day_range_filter('usage_date', source_day='source_day') }}
 ),
 
 label_dns_prefixes as (

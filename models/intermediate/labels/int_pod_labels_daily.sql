@@ -19,7 +19,7 @@ pod_usage as (
         source_row_number,
         pod_labels
     from {{ ref('stg_koku__pod_usage') }}
-    where {{ day_range_filter('usage_date') }}
+    where {{ day_range_filter('usage_date', source_day='source_day') }}
 ),
 
 label_dns_prefixes as (

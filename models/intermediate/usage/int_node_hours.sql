@@ -22,7 +22,7 @@ pod_usage as (
         node_role,
         resource_id
     from {{ ref('stg_koku__pod_usage') }}
-    where {{ day_range_filter('usage_date') }}
+    where {{ day_range_filter('usage_date', source_day='source_day') }}
 ),
 
 node_labels as (

@@ -23,7 +23,8 @@ source as (
         {{ source_column_or_null('koku', 'koku_gpu_usage', 'mig_profile') }} as mig_profile,
         {{ source_column_or_null('koku', 'koku_gpu_usage', 'mig_strategy') }} as mig_strategy,
         _source_file,
-        _row_number
+        _row_number,
+        _source_day
     from {{ source('koku', 'koku_gpu_usage') }}
 ),
 
@@ -45,7 +46,8 @@ final as (
         nullif(trim(mig_profile), '') as mig_profile,
         nullif(trim(mig_strategy), '') as mig_strategy,
         _source_file as source_file,
-        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number
+        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number,
+        _source_day as source_day
     from source
 )
 

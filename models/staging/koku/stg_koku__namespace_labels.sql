@@ -12,7 +12,8 @@ source as (
         namespace,
         namespace_labels,
         _source_file,
-        _row_number
+        _row_number,
+        _source_day
     from {{ source('koku', 'koku_namespace_labels') }}
 ),
 
@@ -25,7 +26,8 @@ final as (
         namespace,
         namespace_labels,
         _source_file as source_file,
-        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number
+        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number,
+        _source_day as source_day
     from source
 )
 

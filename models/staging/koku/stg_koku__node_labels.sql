@@ -11,7 +11,8 @@ source as (
         node,
         node_labels,
         _source_file,
-        _row_number
+        _row_number,
+        _source_day
     from {{ source('koku', 'koku_node_labels') }}
 ),
 
@@ -24,7 +25,8 @@ final as (
         node,
         node_labels,
         _source_file as source_file,
-        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number
+        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number,
+        _source_day as source_day
     from source
 )
 

@@ -27,7 +27,8 @@ source as (
         resource_id,
         pod_labels,
         _source_file,
-        _row_number
+        _row_number,
+        _source_day
     from {{ source('koku', 'koku_pod_usage') }}
 ),
 
@@ -60,7 +61,8 @@ typed as (
         nullif(trim(resource_id), '') as resource_id,
         pod_labels,
         _source_file as source_file,
-        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number
+        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number,
+        _source_day as source_day
     from source
 ),
 
@@ -87,7 +89,8 @@ final as (
         resource_id,
         pod_labels,
         source_file,
-        source_row_number
+        source_row_number,
+        source_day
     from typed
 )
 

@@ -27,7 +27,8 @@ source as (
         {{ source_column_or_null('koku', 'koku_storage_usage', 'persistentvolumeclaim_labels') }}
             as persistentvolumeclaim_labels,
         _source_file,
-        _row_number
+        _row_number,
+        _source_day
     from {{ source('koku', 'koku_storage_usage') }}
 ),
 
@@ -55,7 +56,8 @@ final as (
         persistentvolume_labels as pv_labels,
         persistentvolumeclaim_labels as pvc_labels,
         _source_file as source_file,
-        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number
+        cast(_row_number as {{ dbt.type_bigint() }}) as source_row_number,
+        _source_day as source_day
     from source
 )
 

@@ -35,7 +35,13 @@ from kubeledger.load.errors import LoadError
 from kubeledger.load.formats import FORMATS, ROW_ADDRESS, FormatSpec, IgnoredFormat
 from kubeledger.load.json_reader import json_source
 from kubeledger.load.parquet_reader import parquet_source
-from kubeledger.load.schema import LOADED_FILES_COLUMNS, QUARANTINE_COLUMNS, ensure_raw_schema
+from kubeledger.load.schema import (
+    LOADED_FILES_COLUMNS,
+    QUARANTINE_COLUMNS,
+    SOURCE_DAY_COLUMN,
+    ensure_raw_schema,
+    source_day_expression,
+)
 from kubeledger.load.source import Source
 from kubeledger.load.sql import (
     BILLING_LINE_ID_SQL,
@@ -712,6 +718,9 @@ def _stage_and_insert(
     }
     if spec.has_cluster_id:
         metadata["_cluster_id"] = cluster
+    source_day = source_day_expression(spec)
+    if source_day is not None:
+        metadata[SOURCE_DAY_COLUMN[0]] = source_day
     source_names = [name for name, _ in plan.select]
     target = [*source_names, *metadata]
     expressions = [ident(name) for name in source_names] + list(metadata.values())

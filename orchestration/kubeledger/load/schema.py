@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import duckdb
 
-from kubeledger.load.formats import FORMATS, FormatSpec
-from kubeledger.load.sql import ident
+from kubeledger.load.formats import FORMATS, ROW_ADDRESS, FormatSpec
+from kubeledger.load.sql import ident, source_day_sql
 
 RAW_SCHEMA = "raw"
 
@@ -56,17 +56,45 @@ LOADED_FILES_COLUMNS: tuple[tuple[str, str], ...] = (
 SUPERSEDED_COLUMN = ("_superseded_at", "timestamp")
 
 
+# A usage report's row's day, typed once at load (sql.source_day_sql: within a day of the UTC
+# day staging parses): a day's run prunes the month's raw rows by it before parsing any.
+SOURCE_DAY_COLUMN = ("_source_day", "date")
+
+
+def source_day_expression(spec: FormatSpec) -> str | None:
+    """SQL over a raw row of `spec`: its `_source_day`; None for a format without one."""
+    if spec.kind != "usage":
+        return None
+    day_column = ROW_ADDRESS[spec.name][0]
+    assert day_column is not None, spec.name
+    return source_day_sql(ident(day_column))
+
+
 def raw_table_columns(spec: FormatSpec) -> tuple[tuple[str, str], ...]:
     """Column names and types of a format's raw table, in table order."""
     source = tuple((name, "varchar") for name in spec.columns)
     cluster = (("_cluster_id", "varchar"),) if spec.has_cluster_id else ()
     superseded = (SUPERSEDED_COLUMN,) if spec.kind == "billing" else ()
-    return source + cluster + METADATA_COLUMNS + superseded
+    source_day = (SOURCE_DAY_COLUMN,) if source_day_expression(spec) else ()
+    return source + cluster + METADATA_COLUMNS + superseded + source_day
+
+
+def fill_source_days(con: duckdb.DuckDBPyConnection, spec: FormatSpec) -> None:
+    """Give `_source_day` to the rows of `spec`'s raw table that lack it (rows an older
+    version loaded): a day's run would otherwise never read them."""
+    expression = source_day_expression(spec)
+    if expression is not None:
+        name = ident(SOURCE_DAY_COLUMN[0])
+        con.execute(
+            f"update {RAW_SCHEMA}.{ident(spec.raw_table)} set {name} = {expression} "
+            f"where {name} is null"
+        )
 
 
 def _ensure_table(
     con: duckdb.DuckDBPyConnection, table: str, columns: tuple[tuple[str, str], ...]
-) -> None:
+) -> list[str]:
+    """Create `table` or add the columns it lacks; return the names of the columns added."""
     body = ", ".join(f"{ident(name)} {sql_type}" for name, sql_type in columns)
     con.execute(f"create table if not exists {RAW_SCHEMA}.{ident(table)} ({body})")
     existing = {
@@ -78,17 +106,21 @@ def _ensure_table(
         ).fetchall()
     }
     # A column this version knows and an older warehouse lacks: add it (NULL in old rows).
+    added = []
     for name, sql_type in columns:
         if name.lower() not in existing:
             con.execute(
                 f"alter table {RAW_SCHEMA}.{ident(table)} add column {ident(name)} {sql_type}"
             )
+            added.append(name)
+    return added
 
 
 def ensure_raw_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create every raw table (empty) so that staging builds before any file of a format."""
     con.execute(f"create schema if not exists {RAW_SCHEMA}")
     for spec in FORMATS:
-        _ensure_table(con, spec.raw_table, raw_table_columns(spec))
+        if SOURCE_DAY_COLUMN[0] in _ensure_table(con, spec.raw_table, raw_table_columns(spec)):
+            fill_source_days(con, spec)
     _ensure_table(con, "quarantine", QUARANTINE_COLUMNS)
     _ensure_table(con, "loaded_files", LOADED_FILES_COLUMNS)

@@ -74,6 +74,21 @@ def readable_number_sql(expr: str) -> str:
 _US_DATE_FORMATS = "['%m/%d/%Y', '%m/%d/%Y %H:%M:%S', '%m/%d/%Y %I:%M:%S %p']"
 
 
+def source_day_sql(expr: str) -> str:
+    """The day a usage report's row is for, as the loader keeps it (`_source_day`): the date
+    the timestamp text starts with, else the UTC date of the instant it reads as.
+
+    Cheap on purpose (it runs over every loaded usage row). A timestamp with an offset starts
+    with its local date, at most one day from its UTC date (offsets are under 24 hours), so a
+    day's run keeps the raw rows of its days and one day either side by this column, then
+    filters exactly on the day staging parses.
+    """
+    return (
+        f"coalesce(try_cast(left(trim({expr}), 10) as date), "
+        f"cast(timezone('UTC', {parse_timestamp_sql(expr)}) as date))"
+    )
+
+
 def period_day_sql(expr: str) -> str:
     """The date of a billing-period timestamp as `YYYY-MM-DD`, from its text.
 

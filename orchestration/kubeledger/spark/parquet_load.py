@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 
 from kubeledger.config import Config, write_config_tables
-from kubeledger.load import LoadSummary, ensure_raw_schema, load_landing
+from kubeledger.load import LoadSummary, ensure_raw_schema, fill_source_days, load_landing
 from kubeledger.load.formats import FORMATS, ROW_ADDRESS
 from kubeledger.load.sql import ident, lit, period_day_sql
 
@@ -173,6 +173,8 @@ def load_raw_parquet(
     with _connect(parquet_root) as con:
         ensure_raw_schema(con)
         _restore(con, parquet_root / "raw")
+        for spec in FORMATS:  # Parquet an older version wrote has no `_source_day`
+            fill_source_days(con, spec)
         summary = load_landing(con, landing, progress=progress)
         tables = _write(con, "raw", parquet_root / "raw", partition=True)
     return summary, tables
