@@ -169,12 +169,14 @@ def build(spec: StageSpec) -> dict[str, Any]:
 
 
 def close(spec: StageSpec) -> dict[str, Any]:
-    """`kubeledger close`: build the close models with dbt, then check and seal."""
+    """`kubeledger close`: build the close models with dbt, then check and seal.
+
+    dbt's artifacts go where the build's went, as `kubeledger close` after `kubeledger build`
+    does: the close reuses the build's saved parse (a folder of its own parsed the whole
+    project again, about 8 of its 10.8 s at 1,000 nodes)."""
     from kubeledger.close.closer import DbtProject, build_close_models, close_month
 
-    project = DbtProject(
-        target_path=spec.target_path / "close", log_path=Path(spec.work_dir) / "logs"
-    )
+    project = DbtProject(target_path=spec.target_path, log_path=Path(spec.work_dir) / "logs")
     steps: dict[str, float] = {}
     _timed(
         steps,
@@ -186,9 +188,7 @@ def close(spec: StageSpec) -> dict[str, Any]:
         "seal",
         lambda: close_month(spec.db, CLOSE_MONTH, CLOSE_AS_OF, project=project, run_dbt=False),
     )
-    source = project.target_path / "run_results.json"
-    if source.exists():
-        shutil.copy(source, Path(spec.work_dir) / "run_results-close.json")
+    _keep_run_results(spec, "close")
     bill = result.bill
     return {
         "rows": bill.line_count,
