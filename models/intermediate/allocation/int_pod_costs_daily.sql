@@ -46,45 +46,6 @@ pod_storage as (
     group by cluster_id, usage_date, namespace, pod
 ),
 
--- A row's node is the node of its last hour (ties: the first node by name), found with
--- grouped aggregates rather than a window sorting every pod-hour.
-pod_last_hours as (
-    select
-        cluster_id,
-        usage_date,
-        namespace,
-        pod,
-        is_platform,
-        max(interval_start) as interval_start
-    from pod_hours
-    group by cluster_id, usage_date, namespace, pod, is_platform
-),
-
-last_hour as (
-    select
-        pod_hours.cluster_id,
-        pod_hours.usage_date,
-        pod_hours.namespace,
-        pod_hours.pod,
-        pod_hours.is_platform,
-        min(pod_hours.node) as node
-    from pod_hours
-    inner join pod_last_hours
-        on
-            pod_hours.cluster_id = pod_last_hours.cluster_id
-            and pod_hours.usage_date = pod_last_hours.usage_date
-            and pod_hours.namespace = pod_last_hours.namespace
-            and pod_hours.pod = pod_last_hours.pod
-            and pod_hours.is_platform = pod_last_hours.is_platform
-            and pod_hours.interval_start = pod_last_hours.interval_start
-    group by
-        pod_hours.cluster_id,
-        pod_hours.usage_date,
-        pod_hours.namespace,
-        pod_hours.pod,
-        pod_hours.is_platform
-),
-
 daily as (
     select
         cluster_id,
@@ -105,7 +66,16 @@ daily as (
         {{ exact_sum('gpu_cost') }} as gpu_cost,
         {{ exact_sum('gpu_used_cost') }} as gpu_used_cost,
         sum(case when is_cpu_overcommitted or is_memory_overcommitted then 1 else 0 end)
-            as overcommitted_hours
+            as overcommitted_hours,
+        -- the row's node: the node of its last hour (ties: the first node by name), the
+        -- least of (seconds before 2100, node) in the same grouped aggregate, rather than a
+        -- join of the last hours back to every pod-hour
+        min({{ ordered_struct([
+            ('seconds_before_2100', dbt.datediff(
+                'interval_start', "cast('2100-01-01 00:00:00' as timestamp)", 'second'
+            )),
+            ('node', 'node'),
+        ]) }}) as last_hour
     from pod_hours
     group by cluster_id, usage_date, namespace, pod, is_platform
 ),
@@ -127,7 +97,7 @@ final as (
         with_day_hours.namespace,
         with_day_hours.pod,
         with_day_hours.is_platform,
-        last_hour.node,
+        with_day_hours.last_hour.node as node,  -- noqa: AL09,RF01
         with_day_hours.pod_hours,
         with_day_hours.cpu_usage_core_seconds,
         with_day_hours.cpu_request_core_seconds,
@@ -155,13 +125,6 @@ final as (
         end as storage_cost,
         with_day_hours.overcommitted_hours
     from with_day_hours
-    inner join last_hour
-        on
-            with_day_hours.cluster_id = last_hour.cluster_id
-            and with_day_hours.usage_date = last_hour.usage_date
-            and with_day_hours.namespace = last_hour.namespace
-            and with_day_hours.pod = last_hour.pod
-            and with_day_hours.is_platform = last_hour.is_platform
     left join pod_storage
         on
             with_day_hours.cluster_id = pod_storage.cluster_id
