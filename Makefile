@@ -43,10 +43,14 @@ browser:
 # Two pytest-xdist workers, a test file each at a time (tests/conftest.py gives each worker its
 # own dbt target and log folders and orders the longest files first; --no-loadscope-reorder
 # keeps that order, where xdist would hand out the files with the most tests first).
+# The Spark parity test (marker `spark`, 6 to 10 minutes of a worker: a Spark cluster's JVMs on
+# the same two cores) runs with `make test-spark`, as the differential test's 500 fleets run
+# with `make test-differential`.
 TEST_WORKERS ?= 2
 test: $(STAMP) browser
 	$(MAKE) lint
-	$(BIN)/pytest tests -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(BIN)/pytest tests -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25 \
+		-m "not spark"
 
 # The ledger against the independent reference ledger (tests/reference/) on 500 random messy
 # fleets, 10 batches of 50, each its own warehouse (`make test` runs batch 0).
