@@ -22,8 +22,9 @@ machine"). The sealed bill on Spark must equal DuckDB's line for line and to the
 column of its lines, slices and billing-line references, bill IDs included) and hash to the
 same per-table digests.
 
-`make test` builds models only on Spark (data tests run with `make test-spark`,
-KUBELEDGER_SPARK_TESTS=full). Unit tests run on DuckDB only.
+`make test-spark` runs this file with Spark's data tests too (KUBELEDGER_SPARK_TESTS=full); a
+plain `pytest` run builds models only on Spark; `make test` leaves it out (`-m "not spark"`:
+6 to 10 minutes of a worker on two cores). Unit tests run on DuckDB only.
 """
 
 from __future__ import annotations
