@@ -105,6 +105,24 @@ def test_two_currencies_in_one_billing_account_are_refused(gate):
     ) in str(refused)
 
 
+def test_a_currency_no_longer_converted_blocks_the_next_build(gate, tmp_path, monkeypatch):
+    """One currency per billing account is checked over every line on every build, the lines
+    of files validated clean before included: once kubeledger.yml drops the exchange rate that
+    covered a line, the next build refuses it (the files and rows are unchanged)."""
+    config = tmp_path / "kubeledger.yml"
+    rate = "  - {from: EUR, to: USD, rate: 1.08, effective_from: 2026-10-01}\n"
+    config.write_text(f"currency: USD\nexchange_rates:\n{rate}")
+    monkeypatch.setenv("KUBELEDGER_CONFIG", str(config))
+    assert gate({CUR: lambda lines: row(lines, 2, ",USD,", ",EUR,")}) is None
+    config.write_text("currency: USD\n")
+    with pytest.raises(QualityGateError) as refused:
+        run_build(progress=None)
+    assert (
+        "aws/cur-legacy-2026-10.csv row 2 (account 123456789012 in EUR, its other lines in "
+        "USD: no exchange rate from EUR to USD on 2026-10-06"
+    ) in str(refused.value)
+
+
 def test_negative_usage_blocks_with_its_row_and_value(gate, tmp_path):
     refused = gate({POD: lambda lines: row(lines, 1, ",1800.000000,", ",-5,")})
     assert refused is not None

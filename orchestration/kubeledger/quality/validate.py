@@ -12,7 +12,7 @@ the GX version), so a changed file, a changed suite or a new GX checks it anew, 
 a failing row is checked on every run until it is replaced. Every row-level expectation of the
 suites looks at one row only, so a row's outcome depends on nothing but its file's content;
 the table-level check (required columns) runs on every frame, and the one cross-row check (one
-currency per billing account, in SQL) always reads the whole table.
+currency per billing account, in SQL) reads the whole table (the days checked) on every run.
 """
 
 from __future__ import annotations
@@ -321,12 +321,15 @@ def validate_raw_tables(
         finally:
             stream.close()
             _release_table_memory()
-        if validation.rows_checked:
+        # one currency per billing account: across rows and files, and depending on the
+        # configuration's currency and exchange rates, so over every line, on every run
+        # (whichever files the expectations skipped)
+        currency = _currency_failures(con, suite, columns, first_day, last_day)
+        if validation.rows_checked or currency:
             validation.expectations_evaluated = len(suite.expectations)
-            validation.failures = list(failures.values())
-            validation.failures += _currency_failures(con, suite, columns, first_day, last_day)
-            if fingerprint is not None:
-                _record_clean_files(con, suite, fingerprint, files, validation.failures)
+            validation.failures = list(failures.values()) + currency
+        if validation.rows_checked and fingerprint is not None:
+            _record_clean_files(con, suite, fingerprint, files, validation.failures)
         results.append(validation)
     return results
 
