@@ -191,6 +191,49 @@ def test_a_frame_validated_in_chunks_fails_as_one(con, monkeypatch):
     assert failures() == whole == {("pod_usage_cpu_core_seconds is not negative", 2, (10, 4500))}
 
 
+def test_a_value_repeated_on_many_rows_fails_on_each_of_them(con, monkeypatch):
+    """A rule on one text column runs once per distinct value; a failing value still fails on
+    every row that holds it, each named with its value, counted by rows, in the file's order
+    (nulls too), whichever chunks the rows fall in."""
+    from kubeledger.quality import validate, validate_raw_tables
+
+    names = ", ".join(f'"{name}"' for name in GOOD_POD_ROW)
+    values = ", ".join(
+        "case when range in (9, 19, 4499) then 'lots' else '3600' end"
+        if name == "pod_request_cpu_core_seconds"
+        else "case when range in (6, 7) then null else 'cart-1' end"
+        if name == "pod"
+        else f"'{value}'"
+        for name, value in GOOD_POD_ROW.items()
+    )
+    con.execute(
+        f"insert into raw.koku_pod_usage ({names}, _row_number) "
+        f"select {values}, range + 1 from range(5000)"
+    )
+
+    def failures():
+        (validation,) = validate_raw_tables(con, DAY, DAY, tables=["koku_pod_usage"])
+        return {
+            f.description: (f.unexpected_count, [(r.row_number, r.value) for r in f.rows])
+            for f in validation.failures
+        }
+
+    whole = failures()
+    monkeypatch.setattr(validate, "CHUNK_ROWS", 2048)
+    lots = "pod_request_cpu_core_seconds=lots"
+    assert (
+        failures()
+        == whole
+        == {
+            "pod is filled": (2, [(7, "pod=nan"), (8, "pod=nan")]),
+            "pod_request_cpu_core_seconds reads as a number": (
+                3,
+                [(10, lots), (20, lots), (4500, lots)],
+            ),
+        }
+    )
+
+
 def test_a_table_without_a_required_column_fails_its_table_check(con):
     """Each expectation runs on a frame of its own columns; the table-level check (required
     columns) still sees every column of the table, and a rule on a missing column fails."""
