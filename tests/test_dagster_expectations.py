@@ -52,6 +52,17 @@ def _insert_pod_rows(con, rows: list[dict]) -> None:
         )
 
 
+def _insert_many_pod_rows(con, columns_sql: dict[str, str], count: int = 5000) -> None:
+    """`count` good pod rows (row numbers 1..count), with the given columns as SQL over `range`
+    (0..count-1)."""
+    names = ", ".join(f'"{name}"' for name in GOOD_POD_ROW)
+    values = ", ".join(columns_sql.get(name, f"'{value}'") for name, value in GOOD_POD_ROW.items())
+    con.execute(
+        f"insert into raw.koku_pod_usage ({names}, _row_number) "
+        f"select {values}, range + 1 from range({count})"
+    )
+
+
 def _pod_failures(con) -> dict[str, list[int]]:
     from kubeledger.quality import validate_raw_tables
 
@@ -166,16 +177,9 @@ def test_a_frame_validated_in_chunks_fails_as_one(con, monkeypatch):
     failures of the whole frame (the suites' row-level rules look at one row)."""
     from kubeledger.quality import validate, validate_raw_tables
 
-    names = ", ".join(f'"{name}"' for name in GOOD_POD_ROW)
-    values = ", ".join(
-        "case when range in (9, 4499) then '-1' else '1800' end"
-        if name == "pod_usage_cpu_core_seconds"
-        else f"'{value}'"
-        for name, value in GOOD_POD_ROW.items()
-    )
-    con.execute(
-        f"insert into raw.koku_pod_usage ({names}, _row_number) "
-        f"select {values}, range + 1 from range(5000)"
+    _insert_many_pod_rows(
+        con,
+        {"pod_usage_cpu_core_seconds": "case when range in (9, 4499) then '-1' else '1800' end"},
     )
 
     def failures():
@@ -197,18 +201,13 @@ def test_a_value_repeated_on_many_rows_fails_on_each_of_them(con, monkeypatch):
     (nulls too), whichever chunks the rows fall in."""
     from kubeledger.quality import validate, validate_raw_tables
 
-    names = ", ".join(f'"{name}"' for name in GOOD_POD_ROW)
-    values = ", ".join(
-        "case when range in (9, 19, 4499) then 'lots' else '3600' end"
-        if name == "pod_request_cpu_core_seconds"
-        else "case when range in (6, 7) then null else 'cart-1' end"
-        if name == "pod"
-        else f"'{value}'"
-        for name, value in GOOD_POD_ROW.items()
-    )
-    con.execute(
-        f"insert into raw.koku_pod_usage ({names}, _row_number) "
-        f"select {values}, range + 1 from range(5000)"
+    _insert_many_pod_rows(
+        con,
+        {
+            "pod_request_cpu_core_seconds": "case when range in (9, 19, 4499) then 'lots' "
+            "else '3600' end",
+            "pod": "case when range in (6, 7) then null else 'cart-1' end",
+        },
     )
 
     def failures():
