@@ -306,18 +306,13 @@ def _distinct_values(
     column = frame[columns[0]]
     if not isinstance(column.dtype, pd.StringDtype):
         return None
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    # null is a value of its own (once), as GX's not-null rule needs it
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
     values = pd.Series(uniques, dtype=column.dtype)
-    if (codes < 0).any():
-        # nulls get the id after the last value
-        values = pd.concat([values, pd.Series([None], dtype=column.dtype)], ignore_index=True)
-        codes = np.where(codes < 0, len(uniques), codes)
     distinct = pd.DataFrame({_VALUE_ID: np.arange(len(values)), columns[0]: values})
 
     def rows_of(details: dict[str, Any]) -> list[dict[str, Any]]:
-        failing = [item[_VALUE_ID] for item in details.get("unexpected_index_list") or []]
-        if not failing:
-            return []
+        failing = [item[_VALUE_ID] for item in details["unexpected_index_list"]]
         rows = frame.loc[np.isin(codes, failing), [columns[0], *ROW_ADDRESS]]
         return rows.to_dict("records")
 
