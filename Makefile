@@ -11,10 +11,12 @@ AS_OF ?= 2026-11-19
 
 .PHONY: setup demo test lint browser docs ui bench test-spark test-differential test-refactor clean spark-up spark-down
 
+# uv (from PyPI, pinned) installs the pinned set into the venv in about half pip's time.
+UV_VERSION := 0.13.9
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --quiet --upgrade pip
-	$(BIN)/pip install --quiet --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --quiet uv==$(UV_VERSION)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -205,13 +205,29 @@ tag_selected as (
             and (link_tags.tag_value is null or link_tags.tag_value = line_tags.tag_value)
 ),
 
-pattern_selected as (
+-- Each pattern is tried once per distinct resource ID, not once per line (a pattern that is a
+-- column is compiled for every row it meets).
+resource_keys as (
+    select distinct lower(resource_key) as resource_key_lower
+    from candidate_lines
+),
+
+pattern_keys as (
     select distinct
         link_patterns.cluster_id,
-        candidate_lines.billing_line_id
+        resource_keys.resource_key_lower
     from link_patterns
+    inner join resource_keys
+        on {{ regexp_matches('resource_keys.resource_key_lower', 'link_patterns.pattern') }}
+),
+
+pattern_selected as (
+    select distinct
+        pattern_keys.cluster_id,
+        candidate_lines.billing_line_id
+    from pattern_keys
     inner join candidate_lines
-        on {{ regexp_matches('lower(candidate_lines.resource_key)', 'link_patterns.pattern') }}
+        on lower(candidate_lines.resource_key) = pattern_keys.resource_key_lower
 ),
 
 link_selected as (
