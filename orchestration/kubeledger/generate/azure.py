@@ -87,6 +87,13 @@ def write_azure(ctx: Context) -> None:
     billing_account = ctx.fleet.accounts.azure_billing_account
     last = sql_str(params.last_billed.isoformat())
     groups = ", ".join(f"({sql_str(c.cluster_id)}, {sql_str(c.resource_group)})" for c in clusters)
+    # A disk left in the node resource group after its PVC was deleted (reclaim policy
+    # Retain): no PV of the cluster names it, so only the link's resource-ID pattern puts it
+    # in the cluster's scope, as unallocated cost (AWS's orphan is selected by its tag).
+    orphans = ", ".join(
+        f"({sql_str(c.cluster_id)}, {sql_str('pvc-' + rand.uuid('az-orphan', c.cluster_id))})"
+        for c in clusters
+    )
     reservation = (
         f"/providers/Microsoft.Capacity/reservationOrders/{rand.uuid('az-order')}"
         f"/reservations/{rand.uuid('az-reservation')}"
@@ -97,6 +104,8 @@ def write_azure(ctx: Context) -> None:
         f"""
         create or replace temp table azure_groups(cluster_id varchar, resource_group varchar);
         insert into azure_groups values {groups};
+        create or replace temp table azure_orphans(cluster_id varchar, pv varchar);
+        insert into azure_orphans values {orphans};
         create or replace temp table azure_tiers(max_gib integer, tier varchar, price double);
         insert into azure_tiers values {tiers};
         create or replace temp table azure_nodes as
@@ -197,11 +206,15 @@ def write_azure(ctx: Context) -> None:
                 || '","k8s-azure-created-by":"kubernetes-azure-dd"}'""",
         },
         """from (
-            select azure_days.usage_date, azure_days.resource_group, pvcs.*, tier.tier, tier.price
+            select azure_days.usage_date, azure_days.resource_group, disks.*, tier.tier, tier.price
             from azure_days
-            inner join pvcs on pvcs.cluster_id = azure_days.cluster_id
+            inner join (
+                select cluster_id, pv, size_gib, pvc, namespace from pvcs
+                union all
+                select cluster_id, pv, 256, 'data-kafka-0', 'streaming' from azure_orphans
+            ) as disks on disks.cluster_id = azure_days.cluster_id
             inner join lateral (
-                select tier, price from azure_tiers where max_gib >= pvcs.size_gib
+                select tier, price from azure_tiers where max_gib >= disks.size_gib
                 order by max_gib limit 1
             ) as tier on true
         )""",
