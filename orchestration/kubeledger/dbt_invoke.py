@@ -1,6 +1,7 @@
 """Every in-process dbt command, with one progress bar: nodes done / total, the current node,
-elapsed time. dbt's own log goes to its log file (`logs/dbt.log`); on the console only with
-`--verbose` (then without colour codes when the output is not a terminal).
+elapsed time. dbt's own log goes to its log file (`logs/dbt.log`: each node's start, result
+and error; with every statement at `--verbose`) and to the console only with `--verbose` (then
+without colour codes when the output is not a terminal).
 
 The bar is driven by dbt's structured events (the runner's callbacks): `LogStartLine` carries
 the node and the run's total, `NodeFinished` its status. A failing node is printed above the
@@ -55,7 +56,8 @@ def invoke_dbt(
         if not sys.stdout.isatty():
             command.append("--no-use-colors")
         return dbtRunner(callbacks=list(callbacks)).invoke(command)
-    command += ["--log-level", "none"]
+    # the console shows the bar; the log file keeps each node's start, result and error
+    command += ["--log-level", "none", "--log-level-file", "info"]
     with progress_bar(label or _label(args)) as bar:
 
         def _on_event(event: Any) -> None:
