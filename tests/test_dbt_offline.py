@@ -23,3 +23,37 @@ def test_a_dbt_run_is_not_tracked_and_is_logged_to_its_file(tmp_path, monkeypatc
     log = (logs / "dbt.log").read_text()
     assert "Running with dbt=" in log
     assert "[debug]" not in log
+
+
+def test_a_run_writes_its_results_but_not_the_manifest(tmp_path, monkeypatch):
+    """A command that runs nodes leaves dbt's 4 MB manifest to `dbt parse` (dbt_invoke.py)
+    and still writes run_results.json, which `make bench` reads, where dbt would: here the
+    folder DBT_TARGET_PATH names, relative to the project."""
+    import json
+
+    from kubeledger.paths import PROJECT_DIR
+    from kubeledger.warehouse import run_dbt
+
+    db = tmp_path / "seed.duckdb"
+    monkeypatch.setenv("KUBELEDGER_DB", str(db))  # restored after the test (run_dbt sets it)
+    target = tmp_path / "target"
+    monkeypatch.setenv("DBT_TARGET_PATH", str(target))
+    monkeypatch.chdir(tmp_path / "..")  # not the project folder: the path is the project's
+    run_dbt(["seed", "--select", "currency_minor_units"], db_path=db)
+    results = json.loads((target / "run_results.json").read_text())
+    statuses = {r["unique_id"]: r["status"] for r in results["results"]}
+    assert statuses["seed.kubeledger.currency_minor_units"] == "success"
+    assert not (target / "manifest.json").exists()
+    assert not (target / "graph.gpickle").exists()
+    assert (target / "partial_parse.msgpack").exists()  # the saved parse is still kept
+
+    relative = "scratch-target-for-test"
+    run_dbt(["seed", "--select", "currency_minor_units", "--target-path", relative], db_path=db)
+    written = PROJECT_DIR / relative / "run_results.json"
+    try:
+        results = json.loads(written.read_text())["results"]
+        assert "seed.kubeledger.currency_minor_units" in {r["unique_id"] for r in results}
+    finally:
+        import shutil
+
+        shutil.rmtree(PROJECT_DIR / relative, ignore_errors=True)
