@@ -1,6 +1,8 @@
 """dbt runs offline and keeps its log: the project turns dbt's anonymous usage tracking off
 (dbt_project.yml `flags:`), so no run tries to send events to dbt Labs' collector, whatever the
-environment; a run without --verbose still writes dbt's log file at info level."""
+environment; a run without --verbose still writes dbt's log file at info level. And what else a
+dbt command leaves and sees: run_results.json without the manifest, and the profile's DuckDB
+settings."""
 
 from __future__ import annotations
 
@@ -57,3 +59,31 @@ def test_a_run_writes_its_results_but_not_the_manifest(tmp_path, monkeypatch):
         import shutil
 
         shutil.rmtree(PROJECT_DIR / relative, ignore_errors=True)
+
+
+def test_dbts_duckdb_has_the_profiles_memory_cap_and_threads(tmp_path, monkeypatch):
+    """profiles.yml caps dbt's DuckDB (KUBELEDGER_DUCKDB_MEMORY_LIMIT) and sets its threads
+    (KUBELEDGER_DUCKDB_THREADS) once, when dbt-duckdb opens the database: a statement of a
+    dbt command sees both."""
+    import duckdb
+
+    from kubeledger.warehouse import run_dbt
+
+    db = tmp_path / "settings.duckdb"
+    monkeypatch.setenv("KUBELEDGER_DB", str(db))
+    monkeypatch.setenv("KUBELEDGER_DUCKDB_MEMORY_LIMIT", "1234MB")
+    monkeypatch.setenv("KUBELEDGER_DUCKDB_THREADS", "3")
+    result = run_dbt(
+        [
+            "show",
+            "--inline",
+            "select current_setting('memory_limit') as memory_limit, "
+            "current_setting('threads') as threads",
+        ],
+        db_path=db,
+    )
+    row = tuple(result.result.results[0].agate_table.rows[0])
+    with duckdb.connect(config={"memory_limit": "1234MB"}) as con:
+        (expected,) = con.execute("select current_setting('memory_limit')").fetchone()
+    assert expected != "1234MB"  # DuckDB prints it in its own unit
+    assert (row[0], int(row[1])) == (expected, 3)
