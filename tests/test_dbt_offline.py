@@ -63,8 +63,8 @@ def test_a_run_writes_its_results_but_not_the_manifest(tmp_path, monkeypatch):
 
 def test_dbts_duckdb_has_the_profiles_memory_cap_and_threads(tmp_path, monkeypatch):
     """profiles.yml caps dbt's DuckDB (KUBELEDGER_DUCKDB_MEMORY_LIMIT) and sets its threads
-    (KUBELEDGER_DUCKDB_THREADS) once, when dbt-duckdb opens the database: a statement of a
-    dbt command sees both."""
+    (KUBELEDGER_DUCKDB_THREADS) on each connection dbt-duckdb opens: a statement of a dbt
+    command sees both."""
     import duckdb
 
     from kubeledger.warehouse import run_dbt

@@ -15,11 +15,9 @@ Dagster's code location runs when its manifest is stale (dagster/dbt_project.py)
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from kubeledger.console import is_verbose, progress_bar
@@ -29,35 +27,31 @@ RUNS_NODES = frozenset({"build", "run", "test", "seed"})
 RUN_RESULTS = "run_results.json"
 
 
-def _flag_value(args: Sequence[str], flag: str) -> str | None:
+def _flag_value(args: Sequence[str], *flags: str) -> str | None:
     args = list(args)
-    return args[args.index(flag) + 1] if flag in args[:-1] else None
-
-
-def target_path(args: Sequence[str]) -> Path:
-    """The folder dbt writes its artifacts to for `args`, resolved as dbt does: --target-path,
-    else DBT_TARGET_PATH, else the project's `target`, relative to the project folder."""
-    from kubeledger.paths import PROJECT_DIR
-
-    folder = _flag_value(args, "--target-path") or os.environ.get("DBT_TARGET_PATH") or "target"
-    project = _flag_value(args, "--project-dir") or os.environ.get("DBT_PROJECT_DIR")
-    return Path(project or PROJECT_DIR) / folder  # an absolute `folder` wins
+    for flag in flags:
+        if flag in args[:-1]:
+            return args[args.index(flag) + 1]
+    return None
 
 
 def _write_run_results(args: Sequence[str], result: Any) -> None:
-    """What dbt writes with --write-json: the run's results, for `make bench` and the user."""
+    """What dbt writes with --write-json: the run's results, for `make bench` and the user,
+    in dbt's target folder for `args`."""
+    from kubeledger.paths import dbt_target_path
+
     run_result = getattr(result, "result", None)
     if hasattr(run_result, "write"):
-        path = target_path(args) / RUN_RESULTS
+        path = dbt_target_path(_flag_value(args, "--target-path")) / RUN_RESULTS
         path.parent.mkdir(parents=True, exist_ok=True)
         run_result.write(str(path))
 
 
 def _label(args: Sequence[str]) -> str:
     words = ["dbt", args[0]]
-    for flag in ("--select", "-s"):
-        if flag in args:
-            words.append(args[list(args).index(flag) + 1])
+    select = _flag_value(args, "--select", "-s")
+    if select is not None:
+        words.append(select)
     return " ".join(words)
 
 
@@ -92,12 +86,21 @@ def invoke_dbt(
         if not sys.stdout.isatty():
             command.append("--no-use-colors")
         result = dbtRunner(callbacks=list(callbacks)).invoke(command)
-        if runs_nodes:
-            _write_run_results(command, result)
-        return result
-    # the console shows the bar; the log file keeps each node's start, result and error
-    command += ["--log-level", "none", "--log-level-file", "info"]
-    with progress_bar(label or _label(args)) as bar:
+    else:
+        result = _invoke_with_bar(command, callbacks, label or _label(args))
+    if runs_nodes:
+        _write_run_results(command, result)
+    return result
+
+
+def _invoke_with_bar(
+    command: list[str], callbacks: Sequence[Callable[[Any], None]], label: str
+) -> Any:
+    """The console shows the bar; the log file keeps each node's start, result and error."""
+    from dbt.cli.main import dbtRunner
+
+    command = [*command, "--log-level", "none", "--log-level-file", "info"]
+    with progress_bar(label) as bar:
 
         def _on_event(event: Any) -> None:
             name = event.info.name
@@ -117,6 +120,4 @@ def invoke_dbt(
 
         result = dbtRunner(callbacks=[_on_event, *callbacks]).invoke(command)
         bar.summary = _summary(result)
-    if runs_nodes:
-        _write_run_results(command, result)
     return result

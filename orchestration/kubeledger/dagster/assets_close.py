@@ -26,9 +26,10 @@ from dagster import (
 from kubeledger.contention import busy_message
 from kubeledger.currency import format_amount
 from kubeledger.dagster.assets_dbt import TRANSLATOR
-from kubeledger.dagster.dbt_project import DBT_MANIFEST, dbt_target_path
+from kubeledger.dagster.dbt_project import DBT_MANIFEST
 from kubeledger.dagster.partitions import monthly_partitions
 from kubeledger.dagster.resources import WAREHOUSE_POOL, WAREHOUSE_RETRY, WarehouseResource
+from kubeledger.paths import dbt_target_path
 
 CLOSE_KEY = "monthly_close"
 

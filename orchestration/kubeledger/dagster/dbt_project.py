@@ -8,20 +8,13 @@ their artifacts in a folder per invocation under the same path.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from dagster_dbt import DbtProject
 
-from kubeledger.paths import PROFILES_DIR, PROJECT_DIR
+from kubeledger.paths import PROFILES_DIR, PROJECT_DIR, dbt_target_path
 
-TARGET_ENV = "DBT_TARGET_PATH"
 SOURCE_PATHS = ("models", "macros", "seeds", "data-tests", "dbt_project.yml")
-
-
-def dbt_target_path() -> Path:
-    path = Path(os.environ.get(TARGET_ENV, "").strip() or "target")
-    return path if path.is_absolute() else PROJECT_DIR / path
 
 
 def _newest_source_mtime() -> float:
