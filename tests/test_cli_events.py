@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from tests.test_dagster_support import FLEET_START  # noqa: F401 (fixes the partitions' start)
 
 DAYS = [dt.date(2026, 10, 1), dt.date(2026, 10, 2)]
-CHECK = "not_null_columns_fct_pod_costs_daily_cluster_id__usage_date__namespace__pod__is_platform"
+CHECK = "column_rules_fct_pod_costs_daily"
 
 
 def _results() -> list[SimpleNamespace]:

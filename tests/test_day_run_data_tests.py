@@ -168,9 +168,9 @@ def test_tests_that_can_only_fail_on_a_rebuilt_row_read_the_rebuilt_day(fleet):
     scoped = [
         "test.kubeledger.unique_combination_int_pod_hours_allocated_",
         "test.kubeledger.day_of_int_pod_hours_allocated_",
-        "test.kubeledger.non_negative_int_pod_hours_allocated_cpu_cost",
+        "test.kubeledger.column_rules_int_pod_hours_allocated.",
         "test.kubeledger.unique_combination_int_pod_labels_daily_",
-        "test.kubeledger.not_null_columns_int_pod_label",
+        "test.kubeledger.column_rules_int_pod_labels_daily.",
         "test.kubeledger.unique_combination_fct_pod_costs_daily_",
     ]
     for prefix in scoped:

@@ -9,8 +9,7 @@
 
     get_where_subquery (dbt's hook for a generic test's model) then limits a test of that model
     to the rebuilt rows when the test can only fail on a rebuilt row:
-    - a test of each row on its own (not_null, not_null_columns, non_negative,
-      accepted_values, day_of);
+    - a test of each row on its own (not_null, column_rules, accepted_values, day_of);
     - unique_combination whose columns include the day column, so that two rows with the same
       key are on the same day: both rebuilt or neither.
     Any other test, a test of a model built whole, or a run on another engine checks the whole
@@ -52,7 +51,7 @@
 
 {#- Generic tests that fail on a row only through that row's own values. -#}
 {% macro _row_level_tests() -%}
-    {{ return(['not_null', 'not_null_columns', 'non_negative', 'accepted_values', 'day_of']) }}
+    {{ return(['not_null', 'column_rules', 'accepted_values', 'day_of']) }}
 {%- endmacro %}
 
 {% macro duckdb__get_where_subquery(relation) -%}
