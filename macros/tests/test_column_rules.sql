@@ -1,5 +1,6 @@
 {#- Generic test: a model's rules on single columns, checked in one query over the model (a dbt
-    node per column and rule cost a build ~20 s of CPU on two cores). The rules:
+    node per column and rule made 87 more nodes, about 1.3 s more per build of the demo fleet).
+    The rules:
     - not_null: [columns] — never null;
     - non_negative: [columns] — never below zero (floating-point noise of 1e-9 allowed);
     - between: {column: [low, high]} — within low and high, both included;
