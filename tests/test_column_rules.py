@@ -36,7 +36,9 @@ def _render(**rules) -> str:
     arguments = {"not_null": [], "non_negative": [], "between": {}, "accepted_values": {}}
     arguments.update(rules)
     exceptions = SimpleNamespace(raise_compiler_error=_raise)
-    return template.render(model="t", exceptions=exceptions, **arguments)
+    # dbt's escape_single_quotes as DuckDB (dbt's default) has it
+    dbt = SimpleNamespace(escape_single_quotes=lambda text: text.replace("'", "''"))
+    return template.render(model="t", exceptions=exceptions, dbt=dbt, **arguments)
 
 
 def _failing_rows(con: duckdb.DuckDBPyConnection, **rules) -> list[tuple]:

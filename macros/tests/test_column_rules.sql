@@ -5,7 +5,8 @@
     - non_negative: [columns] — never below zero (floating-point noise of 1e-9 allowed);
     - between: {column: [low, high]} — within low and high, both included;
     - accepted_values: {column: [values]} — one of the values. Strings are compared as quoted
-      text, booleans and numbers as literals (Spark refuses a boolean compared with text).
+      text (quotes escaped as the engine escapes them: dbt.escape_single_quotes), booleans and
+      numbers as literals (Spark refuses a boolean compared with text).
     A null breaks only not_null. A failing row per broken rule, naming the column and the rule,
     with its count of breaking rows. -#}
 {% test column_rules(model, not_null=[], non_negative=[], between={}, accepted_values={}) %}
@@ -30,7 +31,7 @@
             {%- elif value is number -%}
                 {%- do literals.append(value | string) -%}
             {%- else -%}
-                {%- do literals.append("'" ~ (value | replace("'", "''")) ~ "'") -%}
+                {%- do literals.append("'" ~ dbt.escape_single_quotes(value) ~ "'") -%}
             {%- endif -%}
         {%- endfor -%}
         {%- do rules.append(
