@@ -12,11 +12,14 @@ AS_OF ?= 2026-11-19
 .PHONY: setup demo test lint browser docs ui bench test-spark test-differential test-refactor clean spark-up spark-down
 
 # uv (from PyPI, pinned) installs the pinned set into the venv in about half pip's time.
+# --compile-bytecode: uv, unlike pip, writes no .pyc files, and where Python may not write
+# them either (PYTHONDONTWRITEBYTECODE) every process compiled each module it imported again:
+# 1.9 s of every dbt run, 4.5 of the 8.5 s Great Expectations takes to import.
 UV_VERSION := 0.13.9
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --quiet uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
