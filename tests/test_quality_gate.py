@@ -258,9 +258,12 @@ def _killed(*_args):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def test_a_gate_process_that_dies_stops_the_build_with_a_clear_error(monkeypatch, tmp_path):
+def test_a_gate_process_that_dies_stops_the_build_with_a_clear_error(gate, monkeypatch):
     from kubeledger import quality_gate
 
     monkeypatch.setattr(quality_gate, "_validate_and_record", _killed)
-    with pytest.raises(RuntimeError, match="quality gate's process ended without a result"):
-        quality_gate.run_quality_gate(tmp_path / "ledger.duckdb")
+    with pytest.raises(quality_gate.QualityGateAborted, match="process ended without a result"):
+        gate({})
+    result = CliRunner().invoke(main, ["build"])
+    assert result.exit_code == 1
+    assert "Error: the quality gate's process ended without a result" in result.output

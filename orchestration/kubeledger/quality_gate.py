@@ -42,6 +42,10 @@ class QualityGateError(RuntimeError):
         self.validations = validations
 
 
+class QualityGateAborted(RuntimeError):
+    """The gate's process ended without a result (killed, out of memory); nothing was built."""
+
+
 def run_quality_gate(
     db_path: Path,
     first_day: dt.date | None = None,
@@ -87,7 +91,7 @@ def _in_child_process(function: Callable[..., Result], *args: Any) -> Result:
         try:
             return pool.submit(function, *args).result()
         except BrokenProcessPool as exc:
-            raise RuntimeError(
+            raise QualityGateAborted(
                 "the quality gate's process ended without a result (killed, or out of "
                 "memory?); nothing was built"
             ) from exc
