@@ -41,6 +41,17 @@ def _worker_folders() -> None:
 _worker_folders()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _great_expectations_imported_once() -> None:
+    """The quality gate runs its suites in a forked child of the build (quality_gate.py),
+    which imports Great Expectations (about 4 s) unless its parent already has: a test worker
+    imports it once, so each gate a test runs in-process forks with it loaded. The gate's code
+    is the same either way; a fresh process (the CLI's) imports it in its gate's child."""
+    from kubeledger.quality.validate import import_great_expectations
+
+    import_great_expectations()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {name: position for position, name in enumerate(LONG_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))

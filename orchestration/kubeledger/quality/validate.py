@@ -151,16 +151,22 @@ def _table_columns(con: duckdb.DuckDBPyConnection, suite: TableSuite) -> list[st
     return [name for (name,) in rows if name.lower() in known]
 
 
-def _gx_context() -> Any:
+def import_great_expectations() -> Any:
+    """Great Expectations, imported quietly and without analytics (about 4 s the first time)."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     # GX's notes (its registry at import, its temporary docs folder) are not the user's
     # business on the console; one of its modules sets its own logger to INFO when imported
     logging.getLogger("great_expectations").setLevel(logging.WARNING)
     import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+    import great_expectations.data_context.types.base  # noqa: F401  (the module that does)
 
     logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
+    return gx
 
+
+def _gx_context() -> Any:
+    gx = import_great_expectations()
+    from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.execution_engine import pandas_execution_engine
 
     # GX fingerprints each batch's frame below this size by hashing every value, a batch
