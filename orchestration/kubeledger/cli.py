@@ -291,7 +291,7 @@ def build(
 ) -> None:
     """Build the warehouse with dbt (models and their tests), after the quality gate."""
     from kubeledger.publish import after_run
-    from kubeledger.quality_gate import QualityGateAborted, QualityGateError
+    from kubeledger.quality_gate import QualityGateStopped
     from kubeledger.spark import on_spark
     from kubeledger.warehouse import DbtError
 
@@ -312,7 +312,7 @@ def build(
             select=select,
             reattribute_month=reattribute_month,
         )
-    except (DbtError, ConfigError, QualityGateError, QualityGateAborted) as exc:
+    except (DbtError, ConfigError, QualityGateStopped) as exc:
         raise click.ClickException(str(exc)) from exc
     after_run(warehouse_path(), outcome=outcome, command="kubeledger build", echo=click.echo)
     _done(started)
@@ -331,7 +331,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     from kubeledger.generate import generate_fleet
     from kubeledger.load import load_landing
     from kubeledger.publish import after_run, print_where_to_look
-    from kubeledger.quality_gate import QualityGateAborted, QualityGateError
+    from kubeledger.quality_gate import QualityGateStopped
     from kubeledger.warehouse import DbtError, prepare_warehouse
 
     os.environ.setdefault("KUBELEDGER_DB", str(out_dir / "kubeledger.duckdb"))
@@ -350,7 +350,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
     started = _step("building the ledger (quality gate, dbt build)")
     try:
         outcome = run_build(progress=_say)
-    except (DbtError, QualityGateError, QualityGateAborted) as exc:
+    except (DbtError, QualityGateStopped) as exc:
         raise click.ClickException(str(exc)) from exc
     _done(started)
     # Files the clouds delivered later (the restated CUR of the closed month): loaded and
@@ -362,7 +362,7 @@ def demo(out_dir: Path, as_of: str | None, month: str) -> None:
             progress.summary = summary.total_line()
         try:
             outcome = run_build(progress=_say)
-        except (DbtError, QualityGateError, QualityGateAborted) as exc:
+        except (DbtError, QualityGateStopped) as exc:
             raise click.ClickException(str(exc)) from exc
         _done(started)
     report_console.print_demo_summary(db, month=month, as_of=as_of, echo=click.echo)

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, TypeVar
 
 import duckdb
 
@@ -34,16 +33,20 @@ MAX_LISTED_ROWS = 200
 GATE_DUCKDB_MEMORY = "1GB"
 
 
-class QualityGateError(RuntimeError):
-    """Raw rows fail the expectations; nothing was built. `validations` hold every failure."""
+class QualityGateStopped(RuntimeError):
+    """The quality gate stopped the build; nothing was built."""
+
+
+class QualityGateError(QualityGateStopped):
+    """Raw rows fail the expectations. `validations` hold every failure."""
 
     def __init__(self, message: str, validations: list[TableValidation]) -> None:
         super().__init__(message)
         self.validations = validations
 
 
-class QualityGateAborted(RuntimeError):
-    """The gate's process ended without a result (killed, out of memory); nothing was built."""
+class QualityGateAborted(QualityGateStopped):
+    """The gate's process ended without a result (killed, out of memory)."""
 
 
 def run_quality_gate(
@@ -54,7 +57,7 @@ def run_quality_gate(
     progress: Callable[[str], None] | None = None,
 ) -> list[TableValidation]:
     """Validate the raw tables (of [first_day, last_day], else all); raise QualityGateError."""
-    validations = _in_child_process(_validate_and_record, db_path, first_day, last_day)
+    validations = _in_child_process(db_path, first_day, last_day)
     failed = [validation for validation in validations if not validation.success]
     if progress is not None:
         rows = sum(validation.rows_checked for validation in validations)
@@ -79,17 +82,16 @@ def _validate_and_record(
     return validations
 
 
-Result = TypeVar("Result")
-
-
-def _in_child_process(function: Callable[..., Result], *args: Any) -> Result:
-    """`function(*args)` in a forked child process: its result (or its exception) comes back
-    pickled, its memory goes back to the system when it ends. Forked, not spawned: no second
-    start of Python and its imports, and the child runs the code this process runs."""
+def _in_child_process(
+    db_path: Path, first_day: dt.date | None, last_day: dt.date | None
+) -> list[TableValidation]:
+    """`_validate_and_record` in a forked child process: its result (or its exception) comes
+    back pickled, its memory goes back to the system when it ends. Forked, not spawned: no
+    second start of Python and its imports, and the child runs the code this process runs."""
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
         try:
-            return pool.submit(function, *args).result()
+            return pool.submit(_validate_and_record, db_path, first_day, last_day).result()
         except BrokenProcessPool as exc:
             raise QualityGateAborted(
                 "the quality gate's process ended without a result (killed, or out of "
