@@ -233,6 +233,34 @@ def test_a_value_repeated_on_many_rows_fails_on_each_of_them(con, monkeypatch):
     )
 
 
+def test_failures_come_in_the_suites_order_however_each_rule_was_checked(con):
+    """Rules on one text column run once per table on its distinct values, the others on the
+    rows chunk by chunk; the failures still come in the order the suite lists its rules."""
+    from kubeledger.quality import SUITES, validate_raw_tables
+
+    _insert_pod_rows(
+        con,
+        [
+            {"pod_usage_cpu_core_seconds": "-1"},  # a rule on a typed column: rows
+            {"interval_end": None},  # a rule on a text column: distinct values
+            {"node_role": "boss"},  # a rule on a derived text column: distinct values
+            {},
+        ],
+    )
+    (validation,) = validate_raw_tables(con, DAY, DAY, tables=["koku_pod_usage"])
+    found = [failure.description for failure in validation.failures]
+    (suite,) = [suite for suite in SUITES if suite.table.name == "koku_pod_usage"]
+    listed = [spec.description for spec in suite.expectations]
+    assert sorted(found) == sorted(
+        [
+            "interval_end is filled",
+            "pod_usage_cpu_core_seconds is not negative",
+            next(description for description in listed if "node_role" in description),
+        ]
+    )
+    assert found == sorted(found, key=listed.index)
+
+
 def test_a_table_without_a_required_column_fails_its_table_check(con):
     """Each expectation runs on a frame of its own columns; the table-level check (required
     columns) still sees every column of the table, and a rule on a missing column fails."""

@@ -1,9 +1,13 @@
 """Run the suites on the raw tables' rows of a day range, offline, with GX's pandas source.
 
-Each table's rows (of the days checked; supplementary tables whole) are read from DuckDB into
-one pandas frame: the raw text columns, the typed columns the suite compares, and each row's
-address (`_source_file`, `_row_number`, `_cluster`, `_day`). A failed expectation comes back
-with every row it failed on, so data health can say which rows, per cluster and day.
+A rule on one text column (not null, a pattern, a set of values) looks at one value at a time,
+so it runs once per table on the column's distinct values, which DuckDB finds in the
+warehouse; the rows holding a failing value are then read back with their address. Every
+other rule (ranges and comparisons on the typed columns the suite derives, `<column>__value`,
+`<column>__at`) runs on the rows, read from DuckDB into pandas frames a chunk at a time: the
+columns those rules read and each row's address (`_source_file`, `_row_number`, `_cluster`,
+`_day`). A failed expectation comes back with every row it failed on, so data health can say
+which rows, per cluster and day.
 
 With `skip_validated_files` (the build's quality gate) a landing file whose every row already
 held every expectation of its suite is not checked again: `ops.validated_files` records each
@@ -11,7 +15,7 @@ clean file by content hash and suite fingerprint (the suite's expectations, type
 the GX version), so a changed file, a changed suite or a new GX checks it anew, and a file with
 a failing row is checked on every run until it is replaced. Every row-level expectation of the
 suites looks at one row only, so a row's outcome depends on nothing but its file's content;
-the table-level check (required columns) runs on every frame, and the one cross-row check (one
+the table-level check (required columns) runs on every run, and the one cross-row check (one
 currency per billing account, in SQL) reads the whole table (the days checked) on every run.
 """
 
@@ -211,55 +215,152 @@ def _expectation_columns(spec: ExpectationSpec) -> tuple[str, ...]:
     )
 
 
-def _validate_frame(context: Any, suite: TableSuite, frame: Any) -> list[ExpectationFailure]:
-    """Validate the frame with the suite, each group of expectations on the same columns on a
-    frame of only those columns and the row address: GX copies the frame it filters once per
-    expectation, and a copy of every column costs far more than the check itself. A group on
-    one text column is validated on the column's distinct values (`_distinct_values`)."""
-    import great_expectations as gx
+@dataclass
+class _Groups:
+    """A suite's expectations (their indexes) by how they run: the table-level ones, those on
+    one text column (on its distinct values), and the others on the rows, by their columns."""
 
+    table: list[int] = field(default_factory=list)
+    distinct: dict[str, list[int]] = field(default_factory=dict)
+    rows: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, suite: TableSuite, relation: duckdb.DuckDBPyRelation) -> _Groups:
+        text = {
+            name
+            for name, kind in zip(relation.columns, relation.types, strict=True)
+            if str(kind) == "VARCHAR"
+        }
+        groups = cls()
+        for index, spec in enumerate(suite.expectations):
+            columns = _expectation_columns(spec)
+            if not columns:
+                groups.table.append(index)
+            elif len(columns) == 1 and columns[0] in text:
+                groups.distinct.setdefault(columns[0], []).append(index)
+            else:
+                groups.rows.setdefault(columns, []).append(index)
+        return groups
+
+    def row_columns(self, present: list[str]) -> list[str]:
+        """The columns the rules on rows read, of those the table has."""
+        wanted = dict.fromkeys(column for columns in self.rows for column in columns)
+        return [column for column in wanted if column in present]
+
+
+def _in_suite_order(
+    suite: TableSuite, failures: Iterable[ExpectationFailure]
+) -> list[ExpectationFailure]:
+    order = {
+        (spec.gx_type, spec.column, spec.description): index
+        for index, spec in reversed(list(enumerate(suite.expectations)))
+    }
+    return sorted(
+        failures,
+        key=lambda failure: order[(failure.expectation, failure.column, failure.description)],
+    )
+
+
+def _batch_definition(context: Any, suite: TableSuite) -> Any:
     source = context.data_sources.add_or_update_pandas(name="kubeledger_raw")
     asset = source.add_dataframe_asset(name=suite.table.name)
-    definition = asset.add_batch_definition_whole_dataframe("rows_checked")
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for index, spec in enumerate(suite.expectations):
-        groups.setdefault(_expectation_columns(spec), []).append(index)
+    return asset.add_batch_definition_whole_dataframe("rows_checked")
+
+
+def _validate_group(
+    definition: Any, suite: TableSuite, indexes: list[int], frame: Any, index_columns: list[str]
+) -> list[Any]:
+    """GX's results of the expectations `indexes` of the suite on `frame`."""
+    import great_expectations as gx
+
+    gx_suite = gx.ExpectationSuite(name=suite.name)
+    for index in indexes:
+        gx_suite.add_expectation(suite.expectations[index].build(index))
+    result = definition.get_batch(batch_parameters={"dataframe": frame}).validate(
+        gx_suite,
+        result_format={"result_format": "COMPLETE", "unexpected_index_column_names": index_columns},
+    )
+    return list(result.results)
+
+
+def _validate_rows(
+    definition: Any, suite: TableSuite, groups: dict[tuple[str, ...], list[int]], frame: Any
+) -> list[ExpectationFailure]:
+    """Validate one chunk of the rows with the groups of expectations that read rows, each group
+    on a frame of only its columns and the row address: GX copies the frame it filters once per
+    expectation, and a copy of every column costs far more than the check itself."""
     present = set(frame.columns) - set(ROW_ADDRESS)
     outcomes = []
     for columns, indexes in groups.items():
-        gx_suite = gx.ExpectationSuite(name=suite.name)
-        for index in indexes:
-            gx_suite.add_expectation(suite.expectations[index].build(index))
-        distinct = _distinct_values(frame, columns, present)
-        if distinct is not None:
-            values, rows_of = distinct
-            result = definition.get_batch(batch_parameters={"dataframe": values}).validate(
-                gx_suite,
-                result_format={
-                    "result_format": "COMPLETE",
-                    "unexpected_index_column_names": [_VALUE_ID],
-                },
-            )
-            outcomes.extend((outcome, rows_of) for outcome in result.results)
-            continue
-        # a table-level expectation (the required columns) needs every column but no row; a
-        # column the table lacks is left out, and GX reports the expectation on it failed
-        narrow = (
-            frame[[*ROW_ADDRESS, *(c for c in dict.fromkeys(columns) if c in present)]]
-            if columns
-            else frame.iloc[:0]
-        )
-        result = definition.get_batch(batch_parameters={"dataframe": narrow}).validate(
-            gx_suite,
-            result_format={
-                "result_format": "COMPLETE",
-                "unexpected_index_column_names": list(ROW_ADDRESS),
-            },
-        )
-        outcomes.extend((outcome, None) for outcome in result.results)
+        # a column the table lacks is left out, and GX reports the expectation on it failed
+        narrow = frame[[*ROW_ADDRESS, *(c for c in dict.fromkeys(columns) if c in present)]]
+        results = _validate_group(definition, suite, indexes, narrow, list(ROW_ADDRESS))
+        outcomes.extend((outcome, None) for outcome in results)
+    return _failures(suite, outcomes)
+
+
+def _validate_table(
+    definition: Any, suite: TableSuite, indexes: list[int], columns: list[str]
+) -> list[ExpectationFailure]:
+    """The table-level expectations (the required columns): on every column, no row."""
+    import pandas as pd
+
+    frame = pd.DataFrame({name: pd.Series([], dtype=object) for name in columns})
+    results = _validate_group(definition, suite, indexes, frame, list(ROW_ADDRESS))
+    return _failures(suite, [(outcome, None) for outcome in results])
+
+
+def _validate_distinct(
+    con: duckdb.DuckDBPyConnection,
+    definition: Any,
+    suite: TableSuite,
+    sql: str,
+    column: str,
+    indexes: list[int],
+) -> list[ExpectationFailure]:
+    """Validate a group of expectations on one text column on the column's distinct values
+    over every row checked (null once, if any row has none), and list the rows holding the
+    values GX found unexpected, in the rows' order, as GX itself lists them (the value, then
+    the row address).
+
+    Every expectation on one column looks at one value at a time (not null, a pattern, a set),
+    so a value fails on every row that holds it, and on distinct values GX's regex runs once
+    per value instead of once per row: a month's timestamps are a few hundred texts in a
+    million rows, most number columns a few dozen. DuckDB finds the distinct values (and the
+    rows of a failing one) in the warehouse, so the text columns are never copied into pandas
+    and GX runs once per table, not once per chunk of rows."""
+    import numpy as np
+
+    distinct = _to_pandas(
+        con.sql(f"select distinct {ident(column)} from ({sql}) as frame_").to_arrow_table()
+    )
+    distinct.insert(0, _VALUE_ID, np.arange(len(distinct)))
+
+    def rows_of(details: dict[str, Any]) -> list[dict[str, Any]]:
+        ids = [item[_VALUE_ID] for item in details["unexpected_index_list"]]
+        failing = distinct.loc[distinct[_VALUE_ID].isin(ids), column]
+        values = [value for value in failing if isinstance(value, str)]
+        null = f" or frame_.{ident(column)} is null" if len(values) < len(failing) else ""
+        address = ", ".join(ident(name) for name in ROW_ADDRESS)
+        rows = con.sql(
+            f"select {ident(column)}, {address} from ({sql}) as frame_ "
+            f"where list_contains(?, frame_.{ident(column)}){null}",
+            params=[values],
+        ).to_arrow_table()
+        return _to_pandas(rows).to_dict("records")
+
+    results = _validate_group(definition, suite, indexes, distinct, [_VALUE_ID])
+    return _failures(suite, [(outcome, rows_of) for outcome in results])
+
+
+def _failures(
+    suite: TableSuite,
+    outcomes: list[tuple[Any, Callable[[dict[str, Any]], list[dict[str, Any]]] | None]],
+) -> list[ExpectationFailure]:
+    """The failed expectations among GX's outcomes, in the suite's order."""
     # GX does not keep the suite's order in its results: match them by `meta.spec_index`, and
     # report them in the suite's order
-    outcomes.sort(key=lambda pair: pair[0].expectation_config.meta["spec_index"])
+    outcomes = sorted(outcomes, key=lambda pair: pair[0].expectation_config.meta["spec_index"])
     failures = []
     for outcome, rows_of in outcomes:
         if outcome.success:
@@ -290,39 +391,6 @@ def _validate_frame(context: Any, suite: TableSuite, frame: Any) -> list[Expecta
 
 
 _VALUE_ID = "_value_id"
-
-
-def _distinct_values(
-    frame: Any, columns: tuple[str, ...], present: set[str]
-) -> tuple[Any, Callable[[dict[str, Any]], list[dict[str, Any]]]] | None:
-    """For a group of expectations on one text column of the frame: a frame of the column's
-    distinct values (null once, if any row has none), each with an id, and the function giving
-    the rows of the values GX found unexpected, in the frame's order, as GX itself lists them
-    (the value, then the row address).
-
-    Every expectation on one column looks at one value at a time (not null, a pattern, a set),
-    so a value fails on every row that holds it, and on distinct values GX's regex runs once
-    per value instead of once per row: a month's timestamps are a few hundred texts in a
-    million rows, most number columns a few dozen. None for any other group."""
-    import numpy as np
-    import pandas as pd
-
-    if len(columns) != 1 or columns[0] not in present:
-        return None
-    column = frame[columns[0]]
-    if not isinstance(column.dtype, pd.StringDtype):
-        return None
-    # null is a value of its own (once), as GX's not-null rule needs it
-    codes, uniques = pd.factorize(column, use_na_sentinel=False)
-    values = pd.Series(uniques, dtype=column.dtype)
-    distinct = pd.DataFrame({_VALUE_ID: np.arange(len(values)), columns[0]: values})
-
-    def rows_of(details: dict[str, Any]) -> list[dict[str, Any]]:
-        failing = [item[_VALUE_ID] for item in details["unexpected_index_list"]]
-        rows = frame.loc[np.isin(codes, failing), [columns[0], *ROW_ADDRESS]]
-        return rows.to_dict("records")
-
-    return distinct, rows_of
 
 
 def validate_raw_tables(
@@ -358,20 +426,28 @@ def validate_raw_tables(
             rows_checked=0,
             expectations_evaluated=0,
         )
+        relation = con.sql(sql)
+        groups = _Groups.of(suite, relation)
+        read = list(ROW_ADDRESS)
+        read += ["_file_hash"] if fingerprint is not None else []
+        read += [name for name in groups.row_columns(relation.columns) if name not in read]
+        rows_sql = f"select {', '.join(ident(name) for name in read)} from ({sql}) as frame_"
         failures: dict[tuple[str, str | None, str], ExpectationFailure] = {}
         files = []
-        # The frame in chunks of CHUNK_ROWS, so that memory does not grow with the table (a
+        definition = None
+        # The rows in chunks of CHUNK_ROWS, so that memory does not grow with the table (a
         # month of a thousand nodes is tens of millions of rows); every row-level expectation
         # looks at one row, so the chunks' failures add up to the whole frame's.
         stream = con.cursor()
         try:
-            for frame in _frames(stream.sql(sql)):
+            for frame in _frames(stream.sql(rows_sql)):
                 validation.rows_checked += len(frame)
                 context = context or _gx_context()
+                definition = definition or _batch_definition(context, suite)
                 with warnings.catch_warnings():
                     # pandas' note on a regex with groups (the suites' patterns only match)
                     warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
-                    for failure in _validate_frame(context, suite, frame):
+                    for failure in _validate_rows(definition, suite, groups.rows, frame):
                         _merge(failures, failure)
                 if fingerprint is not None:
                     files.append(frame[["_source_file", "_file_hash"]].drop_duplicates())
@@ -380,13 +456,21 @@ def validate_raw_tables(
         finally:
             stream.close()
             _release_table_memory()
+        if validation.rows_checked:
+            found = _validate_table(definition, suite, groups.table, relation.columns)
+            for column, indexes in groups.distinct.items():
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
+                    found += _validate_distinct(con, definition, suite, sql, column, indexes)
+            for failure in found:
+                _merge(failures, failure)
         # one currency per billing account: across rows and files, and depending on the
         # configuration's currency and exchange rates, so over every line, on every run
         # (whichever files the expectations skipped)
         currency = _currency_failures(con, suite, columns, first_day, last_day)
         if validation.rows_checked or currency:
             validation.expectations_evaluated = len(suite.expectations)
-            validation.failures = list(failures.values()) + currency
+            validation.failures = _in_suite_order(suite, failures.values()) + currency
         if validation.rows_checked and fingerprint is not None:
             _record_clean_files(con, suite, fingerprint, files, validation.failures)
         results.append(validation)
@@ -454,24 +538,27 @@ def _glibc() -> Any:
 _LIBC = _glibc()
 
 
-def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
-    """The query's rows as pandas frames of about CHUNK_ROWS rows, streamed through Arrow
-    (half the time of DuckDB's own pandas conversion; a relation's reader makes no extra copy
-    of the rows, where an executed cursor's would); text as pandas' Arrow-backed `str`."""
+def _to_pandas(table: Any) -> Any:
+    """An Arrow table as a pandas frame: text as pandas' Arrow-backed `str` (missing: NaN),
+    dates as datetimes, the row address's text columns as categoricals."""
     import pandas as pd
     import pyarrow as pa
 
     text = pd.StringDtype("pyarrow", na_value=float("nan"))
     types = {pa.string(): text, pa.large_string(): text}
+    for name in CATEGORICAL:
+        # a few distinct values, copied by each expectation's filter: codes copy fast
+        if name in table.column_names:
+            position = table.column_names.index(name)
+            table = table.set_column(position, name, table[name].dictionary_encode())
+    return table.to_pandas(types_mapper=types.get, date_as_object=False)
 
-    def frame(batches: list[Any]) -> Any:
-        table = pa.Table.from_batches(batches)
-        for name in CATEGORICAL:
-            # a few distinct values, copied by each expectation's filter: codes copy fast
-            if name in table.column_names:
-                position = table.column_names.index(name)
-                table = table.set_column(position, name, table[name].dictionary_encode())
-        return table.to_pandas(types_mapper=types.get, date_as_object=False)
+
+def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
+    """The query's rows as pandas frames (`_to_pandas`) of about CHUNK_ROWS rows, streamed
+    through Arrow (half the time of DuckDB's own pandas conversion; a relation's reader makes
+    no extra copy of the rows, where an executed cursor's would)."""
+    import pyarrow as pa
 
     batches: list[Any] = []
     rows = 0
@@ -479,10 +566,10 @@ def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
         batches.append(batch)
         rows += batch.num_rows
         if rows >= CHUNK_ROWS:
-            yield frame(batches)
+            yield _to_pandas(pa.Table.from_batches(batches))
             batches, rows = [], 0
     if rows:
-        yield frame(batches)
+        yield _to_pandas(pa.Table.from_batches(batches))
 
 
 def _merge(
