@@ -1,10 +1,13 @@
+{{ config(**incremental_by_day('usage_date')) }}
+
 -- One row per cluster, day and rollup (workload, namespace, team, cluster): CPU, memory and
 -- total efficiency (SPEC §12). A pod's efficiency on a resource = usage / request (1.0 with
 -- usage and no request; 0 with neither); every rollup is weighted by cost:
 -- Σ(efficiency × cost) / Σ cost. Waste is the cost of requested capacity not used. GPU: the
 -- operator's GPU report gives the time a pod held a GPU (its request) and no utilization, so
 -- held time counts as used: a pod's GPU efficiency is 1.0 when it held a GPU, and GPU time no
--- pod held is infrastructure idle, not waste.
+-- pod held is infrastructure idle, not waste. Every row is one day's pod costs rolled up, so a
+-- day's run rebuilds that day only.
 with
 
 pods as (
@@ -25,6 +28,7 @@ pods as (
         coalesce(gpu_cost, 0) as gpu_cost,
         workload_idle_cost
     from {{ ref('fct_pod_costs_daily') }}
+    where {{ day_range_filter('usage_date') }}
 ),
 
 pod_efficiency as (
