@@ -18,18 +18,19 @@
     half the time on a month's pod-hours), then the rows with those hashes grouped by the
     combination itself, so that two different combinations with one hash are not a duplicate. -#}
 {% macro duckdb__unique_combination_rows(model, columns) -%}
+    {%- set combination = columns | join(', ') %}
     with repeated_hashes as (
-        select hash({{ columns | join(', ') }}) as combination_hash
+        select hash({{ combination }}) as combination_hash
         from {{ model }}
-        group by hash({{ columns | join(', ') }})
+        group by hash({{ combination }})
         having count(*) > 1
     )
 
     select
-        {{ columns | join(', ') }},
+        {{ combination }},
         count(*) as row_count
     from {{ model }}
-    where hash({{ columns | join(', ') }}) in (select combination_hash from repeated_hashes)
-    group by {{ columns | join(', ') }}
+    where hash({{ combination }}) in (select combination_hash from repeated_hashes)
+    group by {{ combination }}
     having count(*) > 1
 {%- endmacro %}

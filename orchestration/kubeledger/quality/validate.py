@@ -251,6 +251,8 @@ class _Groups:
 def _in_suite_order(
     suite: TableSuite, failures: Iterable[ExpectationFailure]
 ) -> list[ExpectationFailure]:
+    """The failures in the order the suite lists its expectations (GX keeps no order, and the
+    rules on rows, the table and distinct values run apart)."""
     order = {
         (spec.gx_type, spec.column, spec.description): index
         for index, spec in reversed(list(enumerate(suite.expectations)))
@@ -276,10 +278,16 @@ def _validate_group(
     gx_suite = gx.ExpectationSuite(name=suite.name)
     for index in indexes:
         gx_suite.add_expectation(suite.expectations[index].build(index))
-    result = definition.get_batch(batch_parameters={"dataframe": frame}).validate(
-        gx_suite,
-        result_format={"result_format": "COMPLETE", "unexpected_index_column_names": index_columns},
-    )
+    with warnings.catch_warnings():
+        # pandas' note on a regex with groups (the suites' patterns only match)
+        warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
+        result = definition.get_batch(batch_parameters={"dataframe": frame}).validate(
+            gx_suite,
+            result_format={
+                "result_format": "COMPLETE",
+                "unexpected_index_column_names": index_columns,
+            },
+        )
     return list(result.results)
 
 
@@ -357,10 +365,8 @@ def _failures(
     suite: TableSuite,
     outcomes: list[tuple[Any, Callable[[dict[str, Any]], list[dict[str, Any]]] | None]],
 ) -> list[ExpectationFailure]:
-    """The failed expectations among GX's outcomes, in the suite's order."""
-    # GX does not keep the suite's order in its results: match them by `meta.spec_index`, and
-    # report them in the suite's order
-    outcomes = sorted(outcomes, key=lambda pair: pair[0].expectation_config.meta["spec_index"])
+    """The failed expectations among GX's outcomes (in GX's order, not the suite's: the table's
+    failures are put in the suite's order once, by `_in_suite_order`)."""
     failures = []
     for outcome, rows_of in outcomes:
         if outcome.success:
@@ -444,11 +450,8 @@ def validate_raw_tables(
                 validation.rows_checked += len(frame)
                 context = context or _gx_context()
                 definition = definition or _batch_definition(context, suite)
-                with warnings.catch_warnings():
-                    # pandas' note on a regex with groups (the suites' patterns only match)
-                    warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
-                    for failure in _validate_rows(definition, suite, groups.rows, frame):
-                        _merge(failures, failure)
+                for failure in _validate_rows(definition, suite, groups.rows, frame):
+                    _merge(failures, failure)
                 if fingerprint is not None:
                     files.append(frame[["_source_file", "_file_hash"]].drop_duplicates())
                 del frame
@@ -459,9 +462,7 @@ def validate_raw_tables(
         if validation.rows_checked:
             found = _validate_table(definition, suite, groups.table, relation.columns)
             for column, indexes in groups.distinct.items():
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", "This pattern is interpreted as a regular")
-                    found += _validate_distinct(con, definition, suite, sql, column, indexes)
+                found += _validate_distinct(con, definition, suite, sql, column, indexes)
             for failure in found:
                 _merge(failures, failure)
         # one currency per billing account: across rows and files, and depending on the
