@@ -7,10 +7,12 @@ A small generated fleet is loaded and built whole. Then one day is built again
   rebuilt day only; a uniqueness test whose key has no day, or a test of a model rebuilt by
   month, still reads the whole table;
 - the rows of the other days are the rows the whole build wrote, and the rebuilt day's rows are
-  the rows the whole build wrote for it, though the fleet's usage reports write their hours in
-  local time, row by row in CEST and EDT (`2026-10-04 01:00:00 +0200 CEST` is 23:00 UTC the
-  day before, `2026-10-03 22:00:00 -0400 EDT` 02:00 UTC the day after): a day's run prunes
-  raw rows by the date their text starts with (`_source_day`), a day off for some hours;
+  the rows the whole build wrote for it (a claim is missing from two days' storage reports, so
+  that those days have unattributed storage, a cost pool built by day), though the fleet's
+  usage reports write their hours in local time, row by row in CEST and EDT
+  (`2026-10-04 01:00:00 +0200 CEST` is 23:00 UTC the day before, `2026-10-03 22:00:00 -0400
+  EDT` 02:00 UTC the day after): a day's run prunes raw rows by the date their text starts
+  with (`_source_day`), a day off for some hours;
 - a duplicate planted on another day is still found by every test that can find it: by the
   whole-table tests in the day's run, and by any test run without a build (`dbt test`).
 """
@@ -122,10 +124,31 @@ def _write_hours_in_local_time(landing: Path) -> tuple[int, int]:
     return next_day, day_before
 
 
+def _drop_a_claim(landing: Path, days: tuple[str, ...]) -> int:
+    """Remove one claim's rows from the storage reports of `days`: its volume is billed on
+    those days with no claim using it, unattributed storage (a cost pool, SPEC §7). Returns
+    the rows removed."""
+    removed = 0
+    for day in days:
+        for path in sorted((landing / "usage").glob(f"*/{day}/*.csv")):
+            with path.open(newline="") as handle:
+                rows = list(csv.reader(handle))
+            if "persistentvolumeclaim" not in rows[0]:
+                continue
+            claim = rows[0].index("persistentvolumeclaim")
+            dropped = min(row[claim] for row in rows[1:])
+            kept = [rows[0], *(row for row in rows[1:] if row[claim] != dropped)]
+            removed += len(rows) - len(kept)
+            with path.open("w", newline="") as handle:
+                csv.writer(handle, lineterminator="\n").writerows(kept)
+    return removed
+
+
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     out = tmp_path_factory.mktemp("day_run_fleet")
     generate_fleet(out, clusters=1, nodes=3, days=6, pods_per_node=4, progress=None)
+    assert _drop_a_claim(out / "landing", (DAY, OTHER_DAY)) > 0
     next_day, day_before = _write_hours_in_local_time(out / "landing")
     assert next_day > 0 and day_before > 0
     env = {
@@ -207,6 +230,18 @@ def test_a_days_run_writes_every_day_as_the_whole_build_wrote_it(fleet):
             con.execute(
                 f"select count(*) from intermediate.int_pod_hours_allocated "
                 f"where usage_date = date '{DAY}'"
+            ).fetchone()[0]
+            > 0
+        )
+        # the day's run rebuilt a pool of each kind the fleet has, the claimless volume's too
+        assert con.execute(
+            "select list(distinct usage_date order by usage_date) "
+            "from intermediate.int_cost_pools_daily where pool = 'unattributed_storage'"
+        ).fetchone() == ([dt.date.fromisoformat(OTHER_DAY), dt.date.fromisoformat(DAY)],)
+        assert (
+            con.execute(
+                "select count(*) from intermediate.int_cost_pools_daily "
+                f"where pool = 'platform' and node is null and usage_date = date '{DAY}'"
             ).fetchone()[0]
             > 0
         )

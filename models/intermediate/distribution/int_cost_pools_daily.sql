@@ -1,10 +1,13 @@
+{{ config(**incremental_by_day('usage_date')) }}
+
 -- One row per cluster, day, node (null where a pool has no node), cost family and pool: the
 -- cost no user workload claimed directly, which the distribution engine hands out (SPEC §7).
 -- platform: platform pods' whole cost, the unclaimed rest of control-plane / infra nodes and
 -- managed control-plane fees; infrastructure_idle: worker node-hours nobody claimed;
 -- workload_idle: user pods' requested-but-unused cost; unattributed_storage: PVs no claim used
 -- that day; unattributed_network: node data transfer (only with
--- network.include_data_transfer). Unallocated resources are never a pool.
+-- network.include_data_transfer). Unallocated resources are never a pool. A day's pools come
+-- from that day's rows only, so a day's run rebuilds that day only.
 with
 
 owner_costs as (
@@ -16,6 +19,7 @@ owner_costs as (
         workload_idle_cost,
         platform_usage_cost
     from {{ ref('int_owner_costs_by_node_daily') }}
+    where {{ day_range_filter('usage_date') }}
 ),
 
 node_hours as (
@@ -26,6 +30,7 @@ node_hours as (
         is_platform_node,
         unclaimed_cost
     from {{ ref('int_node_hours_allocated') }}
+    where {{ day_range_filter('usage_date') }}
 ),
 
 usage_days as (
@@ -33,6 +38,7 @@ usage_days as (
         cluster_id,
         usage_date
     from {{ ref('int_node_days') }}
+    where {{ day_range_filter('usage_date') }}
 ),
 
 -- On a day without usage these lines are unallocated `no_usage` (int_unallocated_costs_daily).
@@ -56,7 +62,7 @@ volume_costs as (
         usage_date,
         volume_cost
     from {{ ref('int_volume_costs_daily') }}
-    where is_unattributed
+    where is_unattributed and {{ day_range_filter('usage_date') }}
 ),
 
 pooled as (
