@@ -1,3 +1,5 @@
+{{ config(**incremental_by_day('usage_date')) }}
+
 -- One row per pool share and receiver: the distribution engine (SPEC §7). Each pool of a
 -- cluster, day, node and family follows its rule (a cluster's own rule, else the `*` rule,
 -- else the default: `keep` for platform, infrastructure idle and unattributed pools, `owner`
@@ -13,7 +15,8 @@
 -- include_platform. A share is always booked to the cluster, day and family its pool came
 -- from; a fleet spread only takes its weights fleet-wide. A pool whose basis is 0 becomes a
 -- `separate` line: it never vanishes. `owner` pools (workload idle) are not distributed:
--- they stay with the workload's owner in fct_owner_costs_daily.
+-- they stay with the workload's owner in fct_owner_costs_daily. Every scope holds the day, so a
+-- day's run rebuilds that day only.
 with
 
 pools as (
@@ -25,6 +28,7 @@ pools as (
         pool,
         pool_cost
     from {{ ref('int_cost_pools_daily') }}
+    where {{ day_range_filter('usage_date') }}
 ),
 
 owner_costs as (
@@ -43,6 +47,7 @@ owner_costs as (
         basis_storage_cost,
         basis_network_cost
     from {{ ref('int_owner_costs_by_node_daily') }}
+    where {{ day_range_filter('usage_date') }}
 ),
 
 rules as (

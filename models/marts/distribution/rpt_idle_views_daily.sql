@@ -1,9 +1,12 @@
+{{ config(**incremental_by_day('usage_date')) }}
+
 -- One row per view, cluster, UTC day and owner: the owner's direct cost and workload idle plus
 -- its share of infrastructure idle under each of the five idle views of the reference products
 -- (SPEC §7), chosen per query without rebuilding the ledger: `by_cluster` (idle spread over the
 -- cluster's owners by direct cost), `by_node` (over the owners that ran on each node),
 -- `fleet_by_cost` (weights across the fleet, booked to the idle's own cluster), `separate`
--- (its own `__idle__` owner) and `hidden` (left out; totals then exclude idle).
+-- (its own `__idle__` owner) and `hidden` (left out; totals then exclude idle). Every view
+-- weighs within a day, so a day's run rebuilds that day only.
 with
 
 owner_costs as (
@@ -17,6 +20,7 @@ owner_costs as (
         direct_cost,
         workload_idle_cost
     from {{ ref('int_owner_costs_by_node_daily') }}
+    where {{ day_range_filter('usage_date') }}
 ),
 
 idle_pools as (
@@ -26,7 +30,7 @@ idle_pools as (
         node,
         pool_cost
     from {{ ref('int_cost_pools_daily') }}
-    where pool = 'infrastructure_idle'
+    where pool = 'infrastructure_idle' and {{ day_range_filter('usage_date') }}
 ),
 
 owners as (
