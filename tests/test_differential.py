@@ -56,6 +56,7 @@ PLACED_BY = {
     "restated_cur": ("restated_month",),
     "bill_days_without_usage": ("outage", "silent_node"),
     "gpu_pools": ("gpu_nodes",),
+    "released_volume": ("released_volume",),
 }
 
 

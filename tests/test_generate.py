@@ -654,6 +654,32 @@ def test_bill_days_without_usage(messy, con):
     assert ((gcp.day == silent) & names.str.endswith(f"/instances/{node}")).sum() == 2  # core, ram
 
 
+def test_a_released_claims_volume_is_billed_after_the_cluster_stops_reporting_it(messy, tidy, con):
+    out, summary = messy
+    landing = out / "landing"
+    cluster, claim, day = summary["irregularities"]["released_volume"]
+    released = START + dt.timedelta(days=day)
+    assert (cluster, released) == ("eks-prod", dt.date(2026, 10, 10))
+
+    def storage(on: dt.date):
+        folder = landing / "usage" / cluster / on.isoformat()
+        return con.execute(f"select * from read_csv('{folder}/*.1.csv', all_varchar = true)").df()
+
+    before = storage(released - dt.timedelta(days=1))
+    (handle,) = set(before[before.persistentvolumeclaim == claim].csi_volume_handle)
+    assert len(before[before.persistentvolumeclaim == claim]) == 24  # reported every hour
+    for later in (released, released + dt.timedelta(days=5)):
+        reports = storage(later)
+        assert claim not in set(reports.persistentvolumeclaim) and len(reports) > 0
+    # the volume is still billed, on the day of the release and after it
+    cur = _cur(landing, "2026-10")
+    billed = cur[cur.line_item_resource_id == handle]
+    days = set(billed.line_item_usage_start_date.str[:10])
+    assert {released.isoformat(), "2026-10-31"} <= days
+    assert billed.line_item_unblended_cost.astype(float).gt(0).all()
+    assert tidy[1]["irregularities"]["released_volume"] is None
+
+
 def test_demo_config_maps_aliased_keys_and_pods_carry_them(messy, con):
     config = pytest.importorskip("kubeledger.config")
     out, _ = messy

@@ -23,6 +23,8 @@ class Irregularities:
     restated_month: dt.date | None = None  # first day of the AWS month re-exported
     autoscaled: list[str] = field(default_factory=list)  # node names
     gpu_nodes: list[str] = field(default_factory=list)  # the GPU pools' nodes
+    # cluster, claim (set with the claims), the first day no claim holds the claim's volume
+    released_volume: tuple[str, str, int] | None = None
 
     def silent_days(self, cluster_id: str) -> set[int]:
         """Days with no agent reports at all for the cluster."""
@@ -44,6 +46,7 @@ class Irregularities:
             "restated_month": self.restated_month and self.restated_month.isoformat(),
             "autoscaled_nodes": list(self.autoscaled),
             "gpu_nodes": list(self.gpu_nodes),
+            "released_volume": self.released_volume and list(self.released_volume),
         }
 
 
@@ -63,6 +66,8 @@ def plan_irregularities(params: Params, clusters: list[Cluster]) -> Irregulariti
     last other cloud cluster) on the 20th of the first month, when that day is billed. The
     agent outage: the first EKS cluster on day 14; the silent node: the first GKE cluster on
     day 17 (else the next cloud cluster). The restated month: the first fully billed month.
+    The released volume: the first cloud cluster (EKS, else AKS, GKE) not decommissioned, from
+    the 10th of the first month, when that day is billed; its claim is picked with the claims.
     """
     mess = params.messiness
     plan = Irregularities()
@@ -95,6 +100,12 @@ def plan_irregularities(params: Params, clusters: list[Cluster]) -> Irregulariti
     if mess.shared_load_balancer:
         target = _first_of(clusters, ("aks",), set())
         plan.shared_load_balancer = target.cluster_id if target else None
+    if mess.released_volume:
+        day = (params.start_date.replace(day=10) - params.start_date).days
+        decommissioned = {plan.decommissioned[0]} if plan.decommissioned else set()
+        target = _first_of(clusters, ("eks", "aks", "gke"), decommissioned)
+        if 0 < day <= last_billed and target:
+            plan.released_volume = (target.cluster_id, "", day)
     if mess.restated_cur and any(c.provider == "aws" for c in clusters):
         plan.restated_month = next(
             (first for first, _following, complete in params.billed_months() if complete), None

@@ -41,6 +41,9 @@ class Messiness:
     # EKS GPU node pools: whole GPUs and a time-shared one on one node, MIG slices on another,
     # with the operator's GPU report.
     gpu_pools: bool = True
+    # A claim deleted on the 10th whose volume is kept (reclaim policy Retain) and still
+    # billed: the cluster reported the volume before, so it is unattributed storage after.
+    released_volume: bool = True
 
     @classmethod
     def all(cls) -> Messiness:

@@ -440,6 +440,11 @@ def _pvcs(fleet: Fleet, cluster: Cluster, workloads: list[Workload]) -> list[dic
         if template.shared_pvc and workload.name == template.name:
             claim, size = template.shared_pvc
             claims.append((workload, claim, size, None))
+    released = fleet.irregular.released_volume
+    if released and released[0] == cid:
+        # the first claim is deleted; none: the irregularity is skipped
+        day = released[2]
+        fleet.irregular.released_volume = (cid, claims[0][1], day) if claims else None
     rows = []
     for workload, claim, size, replica in claims:
         pv = "pvc-" + rand.uuid("pv", cid, claim)
@@ -463,6 +468,11 @@ def _pvcs(fleet: Fleet, cluster: Cluster, workloads: list[Workload]) -> list[dic
                 "used_share": round(0.2 + 0.6 * rand.unit("pv-used", cid, claim), 4),
                 "pv_labels": label_string(pv_labels),
                 "pvc_labels": label_string({"app": app}),
+                "released_h": (
+                    released[2] * 24
+                    if released and released[0] == cid and claim == claims[0][1]
+                    else None
+                ),
             }
         )
     return rows

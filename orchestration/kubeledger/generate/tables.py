@@ -90,6 +90,7 @@ PVCS = pa.schema(
         ("used_share", pa.float64()),
         ("pv_labels", pa.string()),
         ("pvc_labels", pa.string()),
+        ("released_h", pa.int32()),
     ]
 )
 

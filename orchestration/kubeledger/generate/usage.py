@@ -154,7 +154,8 @@ def pod_report_sql(ctx: Context, cluster: Cluster, days: list[int]) -> str:
 
 
 def storage_report_sql(ctx: Context, cluster: Cluster, days: list[int]) -> str:
-    """One row per claim per pod-hour mounting it; pod '' when no pod mounted it."""
+    """One row per claim per pod-hour mounting it; pod '' when no pod mounted it. A released
+    claim (deleted, its volume kept) has no rows from its release on."""
     cid = sql_str(cluster.cluster_id)
     total = ctx.fleet.params.hours
     lo, hi = _span(days)
@@ -181,6 +182,7 @@ def storage_report_sql(ctx: Context, cluster: Cluster, days: list[int]) -> str:
             from claims
             cross join hours
             where hours.h >= {lo} and hours.h < {hi} and {_on_days(days, "hours.h")}
+                and (claims.released_h is null or hours.h < claims.released_h)
         )
         select
             grid.rp_start as report_period_start,
