@@ -336,3 +336,28 @@ def test_an_unknown_extra_column_is_kept_in_extra(con, tmp_path):
 
     extras = con.execute("select _extra from raw.koku_pod_usage order by _row_number").fetchall()
     assert [json.loads(e) for (e,) in extras] == [{"pod_usage_gpu_seconds": "42.5"}] * 4
+
+
+def test_a_full_disk_or_memory_is_not_blamed_on_the_file(tmp_path):
+    """Staging a file can fail for want of disk or memory on this machine: the error still
+    names the file the load stopped at, but says what ran out, not that the file is damaged."""
+    from kubeledger.load import loader
+
+    report = tmp_path / "x.csv"
+    report.write_text("a,b\n" + "".join(f"{i},hello number {i}\n" for i in range(300_000)))
+    with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
+        con.execute("set memory_limit = '2MB'")
+        con.execute("set max_temp_directory_size = '1KB'")
+        with pytest.raises(duckdb.OutOfMemoryException) as memory:
+            con.execute(f"create temp table t as select * from read_csv('{report}')")
+    disk = duckdb.IOException(
+        'Could not write file "/w/kubeledger.duckdb.tmp/duckdb_temp_1_storage.tmp": '
+        "No space left on device"
+    )
+    for exc, what in ((memory.value, "memory"), (disk, "disk")):
+        error = loader._read_error("usage/eks/2026-10-20/r.0.csv.gz", exc)
+        assert str(error).startswith("usage/eks/2026-10-20/r.0.csv.gz: could not be staged")
+        assert f"ran out of {what}" in error.problem and "not at fault" in error.fix
+        assert "damaged" not in str(error)
+    ragged = loader._read_error("a.csv", duckdb.InvalidInputException("Invalid Input Error: x"))
+    assert "damaged" in str(ragged) and "ran out" not in str(ragged)

@@ -5,6 +5,7 @@ progress lines and errors."""
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import shutil
 from pathlib import Path
@@ -224,3 +225,35 @@ def test_gzipped_reports_load_the_same_in_batches(tmp_path, monkeypatch):
     assert batched_lines == alone_lines
     # 24 reports (2 clusters, 3 days, 4 formats) in 4 batches
     assert staged.count(6) == 4
+
+
+def test_gzipped_reports_are_batched_by_the_text_they_unpack_to(tmp_path, monkeypatch):
+    """A batch's bound counts the text a gzip file stages, not its size on disk: the stage
+    table of a batch of 10,000-node gzip reports (512 MB packed, 3-4 GB of text) outgrew the
+    load's memory cap and spilled until the disk was full."""
+    generate_fleet(
+        tmp_path, clusters=1, nodes=3, days=3, pods_per_node=4, workers=1, gzip_usage=True
+    )
+    landing = tmp_path / "landing"
+    pods = sorted(landing.rglob("*_openshift_usage_report.0.csv.gz"))
+    unpacked = [len(gzip.decompress(path.read_bytes())) for path in pods]
+    assert len(pods) == 3 and sum(path.stat().st_size for path in pods) < min(unpacked)
+    alone, _, _ = _load(landing, monkeypatch=monkeypatch, batch_files=1)
+
+    monkeypatch.setattr(loader, "BATCH_MAX_BYTES", min(unpacked) + 1)  # one report's text
+    monkeypatch.setattr(loader, "BATCH_MAX_FILES", 256)
+    batches: list[list[str]] = []
+
+    def recording(con, items, loaded_at):
+        batches.append([item.path.name for item in items])
+        return _STAGE(con, items, loaded_at)
+
+    monkeypatch.setattr(loader, "_stage_and_insert", recording)
+    with duckdb.connect() as con:
+        load_landing(con, landing)
+        batched = _raw_tables(con)
+    assert batched == alone
+    with_pods = [batch for batch in batches if any(".0.csv" in name for name in batch)]
+    assert len(with_pods) == 3 and all(len(batch) == 1 for batch in with_pods)
+    # the small reports still share batches: three days of node labels in one
+    assert max(len(batch) for batch in batches) == 3

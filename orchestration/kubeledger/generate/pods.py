@@ -440,11 +440,13 @@ def _pvcs(fleet: Fleet, cluster: Cluster, workloads: list[Workload]) -> list[dic
         if template.shared_pvc and workload.name == template.name:
             claim, size = template.shared_pvc
             claims.append((workload, claim, size, None))
+    released_claim, released_h = None, None
     released = fleet.irregular.released_volume
     if released and released[0] == cid:
-        # the first claim is deleted; none: the irregularity is skipped
-        day = released[2]
-        fleet.irregular.released_volume = (cid, claims[0][1], day) if claims else None
+        # the first claim is deleted; a cluster without claims skips the irregularity
+        released_claim = claims[0][1] if claims else None
+        released_h = released[2] * 24
+        fleet.irregular.released_volume = (cid, released_claim, released[2]) if claims else None
     rows = []
     for workload, claim, size, replica in claims:
         pv = "pvc-" + rand.uuid("pv", cid, claim)
@@ -468,11 +470,7 @@ def _pvcs(fleet: Fleet, cluster: Cluster, workloads: list[Workload]) -> list[dic
                 "used_share": round(0.2 + 0.6 * rand.unit("pv-used", cid, claim), 4),
                 "pv_labels": label_string(pv_labels),
                 "pvc_labels": label_string({"app": app}),
-                "released_h": (
-                    released[2] * 24
-                    if released and released[0] == cid and claim == claims[0][1]
-                    else None
-                ),
+                "released_h": released_h if claim == released_claim else None,
             }
         )
     return rows

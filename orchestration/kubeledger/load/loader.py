@@ -502,8 +502,19 @@ _CSV_FIELD_COUNT = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
 
 
 def _read_error(source_file: str, exc: duckdb.Error) -> LoadError:
-    """The LoadError of a file DuckDB could not read; a ragged CSV row is named by its row."""
+    """The LoadError of a file DuckDB could not read; a ragged CSV row is named by its row.
+    A full disk or memory is this machine's, not the file's: said so."""
     text = str(exc)
+    if "No space left on device" in text or isinstance(exc, duckdb.OutOfMemoryException):
+        return LoadError(
+            source_file,
+            f"could not be staged: this machine ran out of "
+            f"{'disk' if 'No space left on device' in text else 'memory'} while loading it "
+            f"({_describe_read_error(exc)}).",
+            fix="The file is not at fault. Free disk space where the warehouse and its "
+            "temporary folder (<warehouse>.tmp) are, or raise KUBELEDGER_LOAD_MEMORY_LIMIT "
+            "if memory ran out, and load again. Nothing of this load was kept.",
+        )
     counts = _CSV_FIELD_COUNT.search(text)
     line = _CSV_ERROR_LINE.search(text)
     if counts and line:
@@ -543,8 +554,23 @@ def _describe_read_error(exc: duckdb.Error) -> str:
 # and loaded by one round of statements: each statement costs milliseconds whatever its size,
 # and a landing folder is thousands of small files (the operator's 4 reports per cluster-day).
 BATCH_MAX_FILES = 256
+# Of text staged (a gzip file counts what it unpacks to): a batch's stage table then stays
+# within the load's memory cap instead of spilling gigabytes to disk.
 BATCH_MAX_BYTES = 512 * 1024 * 1024
 _FILE = "_kl_file"  # the stage column holding a row's file: its 1-based position in the batch
+
+
+def _text_bytes(item: _Planned) -> int:
+    """About how many bytes of text a file stages: a gzip file's unpacked size (its trailer's
+    ISIZE: the last member's size, modulo 4 GiB), else its size on disk. A gzip usage report
+    unpacks to 6 to 8 times its size."""
+    size = item.stamp[0]
+    if item.sniffed is None or item.sniffed.compression != "gzip" or size < 18:
+        return size
+    with item.path.open("rb") as handle:
+        handle.seek(-4, os.SEEK_END)
+        unpacked = int.from_bytes(handle.read(4), "little")
+    return max(size, unpacked)
 
 
 def _batch_key(item: _Planned) -> tuple[object, ...] | None:
@@ -566,6 +592,7 @@ def _batches(planned: list[_Planned]) -> list[list[_Planned]]:
     open_batches: dict[str, tuple[tuple[object, ...], list[_Planned], list[int]]] = {}
     for item in planned:
         key = _batch_key(item)
+        text_bytes = _text_bytes(item) if key is not None else 0
         table = item.spec.raw_table
         current = open_batches.get(table)
         if current is not None:
@@ -573,16 +600,16 @@ def _batches(planned: list[_Planned]) -> list[list[_Planned]]:
             if (
                 key != current_key
                 or len(batch) >= BATCH_MAX_FILES
-                or size[0] + item.stamp[0] > BATCH_MAX_BYTES
+                or size[0] + text_bytes > BATCH_MAX_BYTES
             ):
                 del open_batches[table]
             else:
                 batch.append(item)
-                size[0] += item.stamp[0]
+                size[0] += text_bytes
                 continue
         batches.append([item])
         if key is not None:
-            open_batches[table] = (key, batches[-1], [item.stamp[0]])
+            open_batches[table] = (key, batches[-1], [text_bytes])
     return batches
 
 
