@@ -505,11 +505,17 @@ def _read_error(source_file: str, exc: duckdb.Error) -> LoadError:
     """The LoadError of a file DuckDB could not read; a ragged CSV row is named by its row.
     A full disk or memory is this machine's, not the file's: said so."""
     text = str(exc)
-    if "No space left on device" in text or isinstance(exc, duckdb.OutOfMemoryException):
+    ran_out = (
+        "disk"
+        if "No space left on device" in text
+        else "memory"
+        if isinstance(exc, duckdb.OutOfMemoryException)
+        else None
+    )
+    if ran_out:
         return LoadError(
             source_file,
-            f"could not be staged: this machine ran out of "
-            f"{'disk' if 'No space left on device' in text else 'memory'} while loading it "
+            f"could not be staged: this machine ran out of {ran_out} while loading it "
             f"({_describe_read_error(exc)}).",
             fix="The file is not at fault. Free disk space where the warehouse and its "
             "temporary folder (<warehouse>.tmp) are, or raise KUBELEDGER_LOAD_MEMORY_LIMIT "
