@@ -257,3 +257,38 @@ def test_gzipped_reports_are_batched_by_the_text_they_unpack_to(tmp_path, monkey
     assert len(with_pods) == 3 and all(len(batch) == 1 for batch in with_pods)
     # the small reports still share batches: three days of node labels in one
     assert max(len(batch) for batch in batches) == 3
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def test_staged_files_do_not_pile_up_in_the_warehouse_until_the_load_commits(tmp_path, monkeypatch):
+    """A load is one transaction of the warehouse, which keeps every table it replaced until
+    the commit: stage tables there piled up in `<warehouse>.tmp` (about 40 GB at the end of a
+    10,000-node load). Staged in a database of the load's own, they are freed batch by batch:
+    past the memory cap the warehouse's temporary folder never holds as much as one report."""
+    generate_fleet(tmp_path, clusters=1, nodes=12, days=8, pods_per_node=20, workers=1)
+    landing = tmp_path / "landing"
+    pods = sorted(landing.rglob("*_openshift_usage_report.0.csv"))
+    assert len(pods) == 8
+    monkeypatch.setattr(loader, "BATCH_MAX_FILES", 1)
+    monkeypatch.setitem(loader._LOAD_SETTINGS, "memory_limit", "64MB")
+    warehouse = tmp_path / "w.duckdb"
+    spilled: list[int] = []
+
+    def measuring(con, items, loaded_at):
+        _STAGE(con, items, loaded_at)
+        spilled.append(_folder_bytes(Path(f"{warehouse}.tmp")))
+
+    monkeypatch.setattr(loader, "_stage_and_insert", measuring)
+    summary = load_landing(warehouse, landing)
+
+    assert len(spilled) == len([f for f in summary.files if f.status == "loaded"]) == 44
+    assert max(spilled) < min(path.stat().st_size for path in pods)
+    assert not Path(f"{warehouse}.load.tmp").exists()
+    with duckdb.connect(str(warehouse)) as con:
+        rows = con.execute(
+            "select count(*) from raw.koku_pod_usage where _source_file like '%report.0.csv'"
+        ).fetchone()[0]
+    assert rows == sum(len(path.read_text().splitlines()) - 1 for path in pods)

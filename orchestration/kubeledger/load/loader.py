@@ -1,14 +1,17 @@
 """Load a landing folder into the warehouse's `raw` schema, set-based, in one transaction.
 
-For each file: recognise it by its header, stage it (DuckDB reads it into a temporary table in
-file order, every column varchar), send rows with unreadable typed values to raw.quarantine,
-and append the rest to its raw table. CSV files of one format and header are staged together
-(up to BATCH_MAX_FILES at a time) and go through those statements once per batch, each row
-keeping its own file's path, hash, cluster and row number. Once every file is in, rows of
-earlier loads that the new files restate (same billing period and account, same cluster and
-hour, same supplementary file path) are deleted, except billing rows a sealed bill
-references: those are kept, marked `_superseded_at` (staging skips them), so a sealed line
-stays traceable to its file and row.
+For each file: recognise it by its header, stage it (a DuckDB database of the load's own, in
+memory, reads it into a table in file order, every column varchar), send rows with unreadable
+typed values to raw.quarantine, and append the rest to its raw table. The staging database
+commits each statement: a replaced stage table is freed at once, where one in the warehouse's
+transaction would be kept on disk until the load commits (gigabytes at 10,000 nodes). The
+warehouse only receives the rows, streamed from the staging database as Arrow. CSV files of
+one format and header are staged together (up to BATCH_MAX_FILES at a time) and go through
+those statements once per batch, each row keeping its own file's path, hash, cluster and row
+number. Once every file is in, rows of earlier loads that the new files restate (same billing
+period and account, same cluster and hour, same supplementary file path) are deleted, except
+billing rows a sealed bill references: those are kept, marked `_superseded_at` (staging skips
+them), so a sealed line stays traceable to its file and row.
 See docs/landing-and-raw.md.
 """
 
@@ -18,6 +21,8 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -128,6 +133,39 @@ _LOAD_SETTINGS = {
 }
 
 
+@dataclass(frozen=True)
+class _Connections:
+    """The warehouse (one transaction: the load) and the load's staging database: `stage`
+    runs the staging statements, `stream` (a second connection to it) the selects whose rows
+    the warehouse reads."""
+
+    warehouse: duckdb.DuckDBPyConnection
+    stage: duckdb.DuckDBPyConnection
+    stream: duckdb.DuckDBPyConnection
+
+
+@contextmanager
+def _staging_database(warehouse: duckdb.DuckDBPyConnection) -> Iterator[_Connections]:
+    """An in-memory DuckDB for the load's stage tables, with the load's settings. It spills
+    past its memory cap to `<warehouse>.load.tmp` (next to the warehouse, on its disk)."""
+    (path,) = warehouse.execute(
+        "select path from duckdb_databases() where database_name = current_database()"
+    ).fetchone()
+    with tempfile.TemporaryDirectory(prefix="kubeledger-load-") as scratch:
+        spill = Path(f"{path}.load.tmp") if path else Path(scratch) / "spill"
+        stage = duckdb.connect(config={"temp_directory": str(spill)})
+        stream = stage.cursor()
+        try:
+            for con in (stage, stream):
+                for name, value in _LOAD_SETTINGS.items():
+                    con.execute(f"set {name} = {lit(value)}")
+            yield _Connections(warehouse, stage, stream)
+        finally:
+            stream.close()
+            stage.close()
+            shutil.rmtree(spill, ignore_errors=True)
+
+
 @contextmanager
 def _load_settings(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     previous = {
@@ -174,42 +212,52 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def _load(con: duckdb.DuckDBPyConnection, landing: Path, progress: Progress) -> LoadSummary:
+    with _staging_database(con) as cons:
+        return _load_staged(cons, landing, progress)
+
+
+def _load_staged(cons: _Connections, landing: Path, progress: Progress) -> LoadSummary:
+    con = cons.warehouse
     loaded_at = datetime.now(UTC).replace(tzinfo=None)
     summary = LoadSummary(loaded_at=loaded_at)
     try:
         with _transaction(con):
-            _start(con)
+            _start(cons)
             planned = _plan(con, landing, summary, progress)
-            _load_planned(con, planned, loaded_at, progress, batched=True)
+            _load_planned(cons, planned, loaded_at, progress, batched=True)
         return summary
     except _BatchFailed as failed:
         printed = failed.printed
-    # A batch failed and nothing was kept (a failed read aborts a DuckDB transaction): load
-    # the same plan again file by file, which raises the error of the first file that cannot be
+    # A batch failed and nothing was kept (the transaction was rolled back): load the same
+    # plan again file by file, which raises the error of the first file that cannot be
     # loaded, naming its row, as a file-by-file load always did (and printing the same lines:
     # the batched attempt printed the first `printed` of them).
     for item in planned:
         item.result.rows_loaded = item.result.rows_quarantined = item.result.values_nulled = 0
         item.result.rows_replaced, item.result.period_key = 0, None
     with _transaction(con):
-        _start(con)
-        _load_planned(con, planned, loaded_at, progress, batched=False, printed=printed)
+        _start(cons)
+        _load_planned(cons, planned, loaded_at, progress, batched=False, printed=printed)
     return summary
 
 
-def _start(con: duckdb.DuckDBPyConnection) -> None:
-    ensure_raw_schema(con)
+def _start(cons: _Connections) -> None:
+    ensure_raw_schema(cons.warehouse)
+    cons.warehouse.execute(f"drop table if exists {_NEW_KEYS}")
+    cons.warehouse.execute(
+        f"create temp table {_NEW_KEYS} "
+        "(raw_table varchar, k1 varchar, k2 varchar, file_index integer)"
+    )
     for table, columns in (
-        (_NEW_KEYS, "raw_table varchar, k1 varchar, k2 varchar, file_index integer"),
         (_BAD_VALUES, "column_name varchar, v varchar"),
         (_READABLE_TIMESTAMPS, "v varchar"),
     ):
-        con.execute(f"drop table if exists {table}")
-        con.execute(f"create temp table {table} ({columns})")
+        cons.stage.execute(f"drop table if exists {table}")
+        cons.stage.execute(f"create table {table} ({columns})")
 
 
 def _load_planned(
-    con: duckdb.DuckDBPyConnection,
+    cons: _Connections,
     planned: list[_Planned],
     loaded_at: datetime,
     progress: Progress,
@@ -217,15 +265,13 @@ def _load_planned(
     batched: bool,
     printed: int = 0,
 ) -> None:
-    _load_files(con, planned, loaded_at, progress, batched=batched, printed=printed)
-    con.execute(f"drop table if exists {_STAGE}")
+    con = cons.warehouse
+    _load_files(cons, planned, loaded_at, progress, batched=batched, printed=printed)
+    cons.stage.execute(f"drop table if exists {_STAGE}")
     for line in _replace_restated(con, planned, loaded_at):
         progress(line)
     _record_loaded_files(con, planned, loaded_at)
     con.execute(f"drop table if exists {_NEW_KEYS}")
-    con.execute(f"drop table if exists {_BAD_VALUES}")
-    con.execute(f"drop table if exists {_READABLE_TIMESTAMPS}")
-    con.execute(f"drop table if exists {_CHECKED_TIMESTAMPS}")
 
 
 def _walk(landing: Path) -> list[Path]:
@@ -518,8 +564,9 @@ def _read_error(source_file: str, exc: duckdb.Error) -> LoadError:
             f"could not be staged: this machine ran out of {ran_out} while loading it "
             f"({_describe_read_error(exc)}).",
             fix="The file is not at fault. Free disk space where the warehouse and its "
-            "temporary folder (<warehouse>.tmp) are, or raise KUBELEDGER_LOAD_MEMORY_LIMIT "
-            "if memory ran out, and load again. Nothing of this load was kept.",
+            "temporary folders (<warehouse>.tmp, <warehouse>.load.tmp) are, or raise "
+            "KUBELEDGER_LOAD_MEMORY_LIMIT if memory ran out, and load again. Nothing of this "
+            "load was kept.",
         )
     counts = _CSV_FIELD_COUNT.search(text)
     line = _CSV_ERROR_LINE.search(text)
@@ -624,7 +671,7 @@ class _NotInFileOrder(Exception):
 
 
 def _load_files(
-    con: duckdb.DuckDBPyConnection,
+    con: _Connections,
     planned: list[_Planned],
     loaded_at: datetime,
     progress: Progress,
@@ -661,7 +708,7 @@ class _BatchFailed(Exception):
         self.printed = printed
 
 
-def _load_batch(con: duckdb.DuckDBPyConnection, items: list[_Planned], loaded_at: datetime) -> None:
+def _load_batch(con: _Connections, items: list[_Planned], loaded_at: datetime) -> None:
     """Load files of one format and header with one round of statements, or one by one when
     the staged rows are found out of file order (before anything is written)."""
     try:
@@ -678,9 +725,9 @@ def _per_file(values: list[str]) -> str:
     return f"[{', '.join(values)}][{_FILE}]"
 
 
-def _stage_and_insert(
-    con: duckdb.DuckDBPyConnection, items: list[_Planned], loaded_at: datetime
-) -> None:
+def _stage_and_insert(cons: _Connections, items: list[_Planned], loaded_at: datetime) -> None:
+    """Stage a batch in the staging database, then send its rows to the warehouse."""
+    con = cons.stage
     first = items[0]
     spec, plan = first.spec, first.plan
     select = ", ".join(f"{expr} as {ident(name)}" for name, expr in plan.select)
@@ -694,7 +741,7 @@ def _stage_and_insert(
     try:
         # Order-preserving (preserve_insertion_order is on): rowid follows the files' rows.
         con.execute(
-            f"create or replace temp table {_STAGE} as select {select}{file_column} from {relation}"
+            f"create or replace table {_STAGE} as select {select}{file_column} from {relation}"
         )
     except duckdb.Error as exc:
         if len(items) > 1:
@@ -729,7 +776,6 @@ def _stage_and_insert(
                 f"select {position}, count(*) from {_STAGE} where {any_bad} group by all"
             ).fetchall()
         )
-        names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
         address = _row_address_sql(first, cluster)
         parts = [
             f"select {source_file}, {row_number}, {lit(spec.name)}, {lit(col)}, "
@@ -737,10 +783,10 @@ def _stage_and_insert(
             f"false from {_STAGE} where {sql}"
             for col, reason, sql in problems
         ]
-        con.execute(f"insert into raw.quarantine ({names}) " + " union all ".join(parts))
+        _send(cons, "raw.quarantine", _QUARANTINE_NAMES, " union all ".join(parts))
     where = f" where not ({any_bad})" if bad_rows else ""
     nulled = _null_unreadable_optional(
-        con, first, rows, position, f"not ({any_bad})" if bad_rows else "true"
+        cons, first, rows, position, f"not ({any_bad})" if bad_rows else "true"
     )
 
     metadata = {
@@ -757,10 +803,12 @@ def _stage_and_insert(
     source_names = [name for name, _ in plan.select]
     target = [*source_names, *metadata]
     expressions = [ident(name) for name in source_names] + list(metadata.values())
-    with _one_thread(con):
-        con.execute(
-            f"insert into {spec.qualified_table} ({', '.join(ident(n) for n in target)}) "
-            f"select {', '.join(expressions)} from {_STAGE}{where}"
+    with _one_thread(cons.warehouse):
+        _send(
+            cons,
+            spec.qualified_table,
+            target,
+            f"select {', '.join(expressions)} from {_STAGE}{where}",
         )
 
     # The delivery units (billing period, cluster hour, file path) each file brings.
@@ -779,12 +827,18 @@ def _stage_and_insert(
     indexes = str(first.index)
     if len(items) > 1:
         indexes = f"[{', '.join(str(item.index) for item in items)}][pos]"
-    new_keys = con.execute(
-        f"insert into {_NEW_KEYS} select {lit(spec.raw_table)}, k1, k2, {indexes} "
-        f"from ({keys}) returning k1, k2, file_index"
-    ).fetchall()
+    new_keys = cons.stream.sql(
+        f"select {lit(spec.raw_table)} as raw_table, k1, k2, {indexes} as file_index from ({keys})"
+    ).to_arrow_table()
+    cons.warehouse.register(_SENT, new_keys)
+    try:
+        cons.warehouse.execute(f"insert into {_NEW_KEYS} select * from {_SENT}")
+    finally:
+        cons.warehouse.unregister(_SENT)
     keys_of: dict[int, list[tuple[str | None, str | None]]] = {}
-    for key1, key2, index in new_keys:
+    for key1, key2, index in zip(
+        *(new_keys.column(name).to_pylist() for name in ("k1", "k2", "file_index")), strict=True
+    ):
         keys_of.setdefault(index, []).append((key1, key2))
     for pos, item in enumerate(items, start=1):
         result = item.result
@@ -794,6 +848,25 @@ def _stage_and_insert(
         result.period_key = _period_key_text(item, keys_of.get(item.index, []))
     if problems:
         con.execute(f"delete from {_BAD_VALUES}")
+
+
+_QUARANTINE_NAMES = [name for name, _ in QUARANTINE_COLUMNS]
+_SENT = "kl_sent"  # the warehouse's name for the rows a `_send` streams to it
+_SEND_BATCH_ROWS = 122_880  # one DuckDB row group
+
+
+def _send(cons: _Connections, table: str, columns: list[str], select: str) -> None:
+    """Insert the rows of `select` (run in the staging database) into the warehouse's
+    `table` (`columns`, in the select's order), streamed as Arrow record batches."""
+    reader = cons.stream.sql(select).to_arrow_reader(_SEND_BATCH_ROWS)
+    cons.warehouse.register(_SENT, reader)
+    try:
+        cons.warehouse.execute(
+            f"insert into {table} ({', '.join(ident(name) for name in columns)}) "
+            f"select * from {_SENT}"
+        )
+    finally:
+        cons.warehouse.unregister(_SENT)
 
 
 def _check_file_order(counts: dict[int, tuple[int, int, int, int]], files: int) -> None:
@@ -819,7 +892,7 @@ class _Rows:
 
 
 def _null_unreadable_optional(
-    con: duckdb.DuckDBPyConnection,
+    cons: _Connections,
     item: _Planned,
     rows: _Rows,
     position: str,
@@ -828,6 +901,7 @@ def _null_unreadable_optional(
     """Null the optional numbers (unit prices, quantities) that do not read, in rows that are
     loaded, and record each in raw.quarantine with `row_kept`: the row and its cost stay.
     Returns the count of values nulled by file position in the batch."""
+    con = cons.stage
     columns = [col for col in item.spec.optional_numbers if col in item.plan.present]
     if not columns:
         return {}
@@ -837,17 +911,18 @@ def _null_unreadable_optional(
     ).fetchone()
     if not bad:
         return {}
-    names = ", ".join(ident(name) for name, _ in QUARANTINE_COLUMNS)
     address = _row_address_sql(item, rows.cluster)
     reason = f"{_NUMBER_REASON} (optional: the value was dropped, the row loaded)"
     totals: dict[int, int] = {}
     for col, unreadable in checks.items():
         where = f"{unreadable} and {loaded_rows}"
-        con.execute(
-            f"insert into raw.quarantine ({names}) "
+        _send(
+            cons,
+            "raw.quarantine",
+            _QUARANTINE_NAMES,
             f"select {rows.source_file}, {rows.row_number}, {lit(item.spec.name)}, {lit(col)}, "
             f"{lit(reason)}, {ident(col)}, {rows.loaded_at}, {rows.file_hash}, {address}, "
-            f"true from {_STAGE} where {where}"
+            f"true from {_STAGE} where {where}",
         )
         for pos, count in con.execute(
             f"select {position}, count(*) from {_STAGE} where {where} group by all"
