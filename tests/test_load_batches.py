@@ -18,7 +18,8 @@ from kubeledger.load import load_landing, loader
 from kubeledger.load.errors import LoadError
 from tests.test_load_restatements import CUR, SAMPLES
 
-_STAGE = loader._stage_and_insert
+_STAGE = loader._stage
+_INSERT = loader._insert
 
 
 def _edit(path: Path, edits: dict[tuple[int, str], str]) -> None:
@@ -71,11 +72,11 @@ def _count_staged(monkeypatch) -> list[int]:
     """The number of files of each staging statement, from now on."""
     staged: list[int] = []
 
-    def counting(con, items, loaded_at):
+    def counting(con, items, slot):
         staged.append(len(items))
-        return _STAGE(con, items, loaded_at)
+        return _STAGE(con, items, slot)
 
-    monkeypatch.setattr(loader, "_stage_and_insert", counting)
+    monkeypatch.setattr(loader, "_stage", counting)
     return staged
 
 
@@ -244,11 +245,11 @@ def test_gzipped_reports_are_batched_by_the_text_they_unpack_to(tmp_path, monkey
     monkeypatch.setattr(loader, "BATCH_MAX_FILES", 256)
     batches: list[list[str]] = []
 
-    def recording(con, items, loaded_at):
+    def recording(con, items, slot):
         batches.append([item.path.name for item in items])
-        return _STAGE(con, items, loaded_at)
+        return _STAGE(con, items, slot)
 
-    monkeypatch.setattr(loader, "_stage_and_insert", recording)
+    monkeypatch.setattr(loader, "_stage", recording)
     with duckdb.connect() as con:
         load_landing(con, landing)
         batched = _raw_tables(con)
@@ -277,11 +278,11 @@ def test_staged_files_do_not_pile_up_in_the_warehouse_until_the_load_commits(tmp
     warehouse = tmp_path / "w.duckdb"
     spilled: list[int] = []
 
-    def measuring(con, items, loaded_at):
-        _STAGE(con, items, loaded_at)
+    def measuring(cons, staged, loaded_at):
+        _INSERT(cons, staged, loaded_at)
         spilled.append(_folder_bytes(Path(f"{warehouse}.tmp")))
 
-    monkeypatch.setattr(loader, "_stage_and_insert", measuring)
+    monkeypatch.setattr(loader, "_insert", measuring)
     summary = load_landing(warehouse, landing)
 
     assert len(spilled) == len([f for f in summary.files if f.status == "loaded"]) == 44

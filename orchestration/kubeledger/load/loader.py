@@ -17,6 +17,7 @@ See docs/landing-and-raw.md.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -248,12 +250,7 @@ def _start(cons: _Connections) -> None:
         f"create temp table {_NEW_KEYS} "
         "(raw_table varchar, k1 varchar, k2 varchar, file_index integer)"
     )
-    for table, columns in (
-        (_BAD_VALUES, "column_name varchar, v varchar"),
-        (_READABLE_TIMESTAMPS, "v varchar"),
-    ):
-        cons.stage.execute(f"drop table if exists {table}")
-        cons.stage.execute(f"create table {table} ({columns})")
+    cons.stage.execute(f"create or replace table {_READABLE_TIMESTAMPS} (v varchar)")
 
 
 def _load_planned(
@@ -267,7 +264,9 @@ def _load_planned(
 ) -> None:
     con = cons.warehouse
     _load_files(cons, planned, loaded_at, progress, batched=batched, printed=printed)
-    cons.stage.execute(f"drop table if exists {_STAGE}")
+    for slot in (0, 1):
+        cons.stage.execute(f"drop table if exists {_STAGE}_{slot}")
+        cons.stage.execute(f"drop table if exists {_BAD_VALUES}_{slot}")
     for line in _replace_restated(con, planned, loaded_at):
         progress(line)
     _record_loaded_files(con, planned, loaded_at)
@@ -478,9 +477,10 @@ def _cluster_id(landing: Path, folder: Path, cache: dict[Path, str]) -> str:
 
 
 def _unreadable(
-    con: duckdb.DuckDBPyConnection, item: _Planned, bad_numbers: int
+    con: duckdb.DuckDBPyConnection, item: _Planned, bad_numbers: int, table: str, slot: int
 ) -> list[tuple[str, str, str]]:
-    """(column, reason, SQL true for a staged row whose value in it does not read).
+    """(column, reason, SQL true for a staged row whose value in it does not read), of the
+    batch staged in `table` (stage table `slot`).
 
     Only columns with an unreadable value are returned. A clean file costs one round of
     statements over its timestamp columns, each distinct value parsed once per load
@@ -494,7 +494,7 @@ def _unreadable(
     if timestamps:
         # Materialized, so that the parse is not pushed below the DISTINCT.
         distinct = " union all ".join(
-            f"select distinct {lit(col)} as column_name, {ident(col)} as v from {_STAGE}"
+            f"select distinct {lit(col)} as column_name, {ident(col)} as v from {table}"
             for col in timestamps
         )
         con.execute(
@@ -515,12 +515,14 @@ def _unreadable(
                 f"with d as materialized ({distinct}) select column_name, v from d "
                 f"where v in (select v from {_CHECKED_TIMESTAMPS} where not is_readable)"
             ).fetchall()
+        bad_values = f"{_BAD_VALUES}_{slot}"  # read when the batch's rows are sent
         if bad:
-            con.executemany(f"insert into {_BAD_VALUES} values (?, ?)", bad)
+            con.execute(f"create or replace table {bad_values} (column_name varchar, v varchar)")
+            con.executemany(f"insert into {bad_values} values (?, ?)", bad)
         for col in timestamps:
             if any(column == col for column, _ in bad):
                 test = (
-                    f"{ident(col)} in (select v from {_BAD_VALUES} where column_name = {lit(col)})"
+                    f"{ident(col)} in (select v from {bad_values} where column_name = {lit(col)})"
                 )
                 problems.append((col, _TIMESTAMP_REASON, f"coalesce({test}, false)"))
     if bad_numbers:
@@ -671,7 +673,7 @@ class _NotInFileOrder(Exception):
 
 
 def _load_files(
-    con: _Connections,
+    cons: _Connections,
     planned: list[_Planned],
     loaded_at: datetime,
     progress: Progress,
@@ -682,22 +684,40 @@ def _load_files(
     """Load the planned files, batch by batch, printing each file's line in plan order (but
     the first `printed`).
 
-    A batch runs when its first file's turn comes, so every file before a batch of one file is
-    loaded by then: its error is the one a file-by-file load raises. A batch of several files
+    While a batch's rows go to the warehouse (one thread: the rows fill its row groups in
+    order), the next batch is staged and checked on another thread, in the other of two stage
+    tables. A batch's error still comes at its turn: every file before a batch of one file is
+    loaded by then, so its error is the one a file-by-file load raises. A batch of several files
     that fails raises _BatchFailed: a file after its first may fail, or one of a later batch
     that comes before it, and only a file-by-file load tells which comes first."""
     done: set[int] = set()
-    for batch in _batches(planned) if batched else [[item] for item in planned]:
-        try:
-            _load_batch(con, batch, loaded_at)
-        except (LoadError, duckdb.Error) as exc:
-            if len(batch) > 1:
-                raise _BatchFailed(printed) from exc
-            raise
-        done.update(item.index for item in batch)
-        while printed < len(planned) and planned[printed].index in done:
-            progress(planned[printed].result.line())
-            printed += 1
+    batches = _batches(planned) if batched else [[item] for item in planned]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubeledger-stage") as staging:
+        ahead: Future[_Staged] | None = None
+        for number, batch in enumerate(batches):
+            slot = number % 2
+            try:
+                next_up, ahead = ahead, None
+                try:
+                    staged = next_up.result() if next_up else _stage(cons.stage, batch, slot)
+                except _NotInFileOrder:
+                    staged = None
+                if staged is not None and number + 1 < len(batches):
+                    ahead = staging.submit(_stage, cons.stage, batches[number + 1], 1 - slot)
+                if staged is not None:
+                    _insert(cons, staged, loaded_at)
+                else:
+                    # Rows found out of file order (before anything was written): file by file.
+                    for item in batch:
+                        _insert(cons, _stage(cons.stage, [item], slot), loaded_at)
+            except (LoadError, duckdb.Error) as exc:
+                if len(batch) > 1:
+                    raise _BatchFailed(printed) from exc
+                raise
+            done.update(item.index for item in batch)
+            while printed < len(planned) and planned[printed].index in done:
+                progress(planned[printed].result.line())
+                printed += 1
 
 
 class _BatchFailed(Exception):
@@ -708,16 +728,6 @@ class _BatchFailed(Exception):
         self.printed = printed
 
 
-def _load_batch(con: _Connections, items: list[_Planned], loaded_at: datetime) -> None:
-    """Load files of one format and header with one round of statements, or one by one when
-    the staged rows are found out of file order (before anything is written)."""
-    try:
-        _stage_and_insert(con, items, loaded_at)
-    except _NotInFileOrder:
-        for item in items:
-            _stage_and_insert(con, [item], loaded_at)
-
-
 def _per_file(values: list[str]) -> str:
     """SQL over a staged row: the value (SQL) of its file, among one per file of the batch."""
     if len(values) == 1:
@@ -725,9 +735,42 @@ def _per_file(values: list[str]) -> str:
     return f"[{', '.join(values)}][{_FILE}]"
 
 
-def _stage_and_insert(cons: _Connections, items: list[_Planned], loaded_at: datetime) -> None:
-    """Stage a batch in the staging database, then send its rows to the warehouse."""
-    con = cons.stage
+@dataclass(frozen=True)
+class _Rows:
+    """SQL over a staged row: its number in its file, its file's path, hash and cluster."""
+
+    row_number: str
+    source_file: str
+    file_hash: str
+    cluster: str
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """A batch staged and checked in the staging database, ready to go to the warehouse."""
+
+    items: list[_Planned]
+    table: str  # its stage table
+    position: str  # SQL over a staged row: its file's 1-based position in the batch
+    counts: dict[int, tuple[int, int, int, int]]  # by position: first and last rowid, rows, _
+    rows: _Rows
+    problems: list[tuple[str, str, str]]  # (column, reason, SQL true: the row is quarantined)
+    bad_rows: dict[int, int]  # rows quarantined, by position
+    dropped: list[tuple[str, str]]  # (optional column, SQL true: its value is dropped)
+    nulled: dict[int, int]  # optional values dropped, by position
+
+    @property
+    def loaded_rows(self) -> str:
+        """SQL true for a staged row that is loaded."""
+        if not self.bad_rows:
+            return "true"
+        return f"not ({' or '.join(sql for _, _, sql in self.problems)})"
+
+
+def _stage(con: duckdb.DuckDBPyConnection, items: list[_Planned], slot: int) -> _Staged:
+    """Stage a batch in the staging database's stage table `slot` (0 or 1) and check it:
+    nothing is written to the warehouse."""
+    table = f"{_STAGE}_{slot}"
     first = items[0]
     spec, plan = first.spec, first.plan
     select = ", ".join(f"{expr} as {ident(name)}" for name, expr in plan.select)
@@ -741,7 +784,7 @@ def _stage_and_insert(cons: _Connections, items: list[_Planned], loaded_at: date
     try:
         # Order-preserving (preserve_insertion_order is on): rowid follows the files' rows.
         con.execute(
-            f"create or replace table {_STAGE} as select {select}{file_column} from {relation}"
+            f"create or replace table {table} as select {select}{file_column} from {relation}"
         )
     except duckdb.Error as exc:
         if len(items) > 1:
@@ -750,65 +793,84 @@ def _stage_and_insert(cons: _Connections, items: list[_Planned], loaded_at: date
     for item in items:
         _refuse_if_changed(item)
     if spec.name == "azure_cost_details":
-        azure_actual.refuse_by_rows(con, _STAGE, plan.present, first.source_file)
+        azure_actual.refuse_by_rows(con, table, plan.present, first.source_file)
     stats = con.execute(
         f"select {position}, min(rowid), max(rowid), count(*), {_number_check_sql(first)} "
-        f"from {_STAGE} group by all order by 1"
+        f"from {table} group by all order by 1"
     ).fetchall()
     counts = {pos: (low, high, n, bad) for pos, low, high, n, bad in stats if n}
     _check_file_order(counts, len(items))
     bases = [counts.get(pos, (0,))[0] for pos in range(1, len(items) + 1)]
     total = sum(n for _, _, n, _ in counts.values())
     bad_numbers = sum(bad for *_, bad in counts.values())
-    row_number = f"(rowid - {_per_file([str(base) for base in bases])} + 1)"
-    source_file = _per_file([lit(item.source_file) for item in items])
-    file_hash = _per_file([lit(item.file_hash) for item in items])
-    cluster = _per_file([lit(item.cluster_id or "") for item in items])
-    loaded_at_sql = f"timestamp {lit(loaded_at.isoformat(sep=' '))}"
-    rows = _Rows(row_number, source_file, file_hash, cluster, loaded_at_sql)
-
-    problems = _unreadable(con, first, bad_numbers) if total else []
-    any_bad = " or ".join(sql for _, _, sql in problems)
-    bad_rows: dict[int, int] = {}
-    if problems:
-        bad_rows = dict(
-            con.execute(
-                f"select {position}, count(*) from {_STAGE} where {any_bad} group by all"
-            ).fetchall()
-        )
-        address = _row_address_sql(first, cluster)
-        parts = [
-            f"select {source_file}, {row_number}, {lit(spec.name)}, {lit(col)}, "
-            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {file_hash}, {address}, "
-            f"false from {_STAGE} where {sql}"
-            for col, reason, sql in problems
-        ]
-        _send(cons, "raw.quarantine", _QUARANTINE_NAMES, " union all ".join(parts))
-    where = f" where not ({any_bad})" if bad_rows else ""
-    nulled = _null_unreadable_optional(
-        cons, first, rows, position, f"not ({any_bad})" if bad_rows else "true"
+    rows = _Rows(
+        row_number=f"(rowid - {_per_file([str(base) for base in bases])} + 1)",
+        source_file=_per_file([lit(item.source_file) for item in items]),
+        file_hash=_per_file([lit(item.file_hash) for item in items]),
+        cluster=_per_file([lit(item.cluster_id or "") for item in items]),
     )
 
+    problems = _unreadable(con, first, bad_numbers, table, slot) if total else []
+    bad_rows: dict[int, int] = {}
+    if problems:
+        any_bad = " or ".join(sql for _, _, sql in problems)
+        bad_rows = dict(
+            con.execute(
+                f"select {position}, count(*) from {table} where {any_bad} group by all"
+            ).fetchall()
+        )
+    staged = _Staged(items, table, position, counts, rows, problems, bad_rows, [], {})
+    dropped, nulled = _unreadable_optional(con, staged)
+    return dataclasses.replace(staged, dropped=dropped, nulled=nulled)
+
+
+def _insert(cons: _Connections, staged: _Staged, loaded_at: datetime) -> None:
+    """Send a staged batch's rows to the warehouse: its quarantined rows and dropped optional
+    values to raw.quarantine, its loaded rows to the raw table, its delivery keys."""
+    items, table, rows = staged.items, staged.table, staged.rows
+    first = items[0]
+    spec, plan = first.spec, first.plan
+    loaded_at_sql = f"timestamp {lit(loaded_at.isoformat(sep=' '))}"
+    quarantined = [(col, reason, sql, "false") for col, reason, sql in staged.problems]
+    if staged.dropped:
+        reason = f"{_NUMBER_REASON} (optional: the value was dropped, the row loaded)"
+        quarantined += [(col, reason, sql, "true") for col, sql in staged.dropped]
+    if quarantined:
+        address = _row_address_sql(first, rows.cluster)
+        parts = [
+            f"select {rows.source_file}, {rows.row_number}, {lit(spec.name)}, {lit(col)}, "
+            f"{lit(reason)}, {ident(col)}, {loaded_at_sql}, {rows.file_hash}, {address}, "
+            f"{kept} from {table} where {sql}"
+            for col, reason, sql, kept in quarantined
+        ]
+        _send(cons, "raw.quarantine", _QUARANTINE_NAMES, " union all ".join(parts))
+    where = f" where {staged.loaded_rows}" if staged.bad_rows else ""
+
     metadata = {
-        "_source_file": source_file,
-        "_row_number": row_number,
-        "_file_hash": file_hash,
+        "_source_file": rows.source_file,
+        "_row_number": rows.row_number,
+        "_file_hash": rows.file_hash,
         "_loaded_at": loaded_at_sql,
     }
     if spec.has_cluster_id:
-        metadata["_cluster_id"] = cluster
+        metadata["_cluster_id"] = rows.cluster
     source_day = source_day_expression(spec)
     if source_day is not None:
         metadata[SOURCE_DAY_COLUMN[0]] = source_day
     source_names = [name for name, _ in plan.select]
-    target = [*source_names, *metadata]
-    expressions = [ident(name) for name in source_names] + list(metadata.values())
+    dropped = dict(staged.dropped)
+    values = [
+        f"case when {dropped[name]} then null else {ident(name)} end as {ident(name)}"
+        if name in dropped
+        else ident(name)
+        for name in source_names
+    ]
     with _one_thread(cons.warehouse):
         _send(
             cons,
             spec.qualified_table,
-            target,
-            f"select {', '.join(expressions)} from {_STAGE}{where}",
+            [*source_names, *metadata],
+            f"select {', '.join([*values, *metadata.values()])} from {table}{where}",
         )
 
     # The delivery units (billing period, cluster hour, file path) each file brings.
@@ -820,8 +882,8 @@ def _stage_and_insert(cons: _Connections, items: list[_Planned], loaded_at: date
         )
     else:
         keyed = (
-            f"select *, {source_file} as _source_file, {cluster} as _cluster_id, "
-            f"{position} as _kl_position from {_STAGE}{where}"
+            f"select *, {rows.source_file} as _source_file, {rows.cluster} as _cluster_id, "
+            f"{staged.position} as _kl_position from {table}{where}"
         )
         keys = f"select distinct {k1} as k1, {k2} as k2, _kl_position as pos from ({keyed})"
     indexes = str(first.index)
@@ -842,12 +904,10 @@ def _stage_and_insert(cons: _Connections, items: list[_Planned], loaded_at: date
         keys_of.setdefault(index, []).append((key1, key2))
     for pos, item in enumerate(items, start=1):
         result = item.result
-        result.rows_loaded = counts.get(pos, (0, 0, 0))[2] - bad_rows.get(pos, 0)
-        result.rows_quarantined = bad_rows.get(pos, 0)
-        result.values_nulled = nulled.get(pos, 0)
+        result.rows_loaded = staged.counts.get(pos, (0, 0, 0))[2] - staged.bad_rows.get(pos, 0)
+        result.rows_quarantined = staged.bad_rows.get(pos, 0)
+        result.values_nulled = staged.nulled.get(pos, 0)
         result.period_key = _period_key_text(item, keys_of.get(item.index, []))
-    if problems:
-        con.execute(f"delete from {_BAD_VALUES}")
 
 
 _QUARANTINE_NAMES = [name for name, _ in QUARANTINE_COLUMNS]
@@ -880,56 +940,36 @@ def _check_file_order(counts: dict[int, tuple[int, int, int, int]], files: int) 
         previous = high
 
 
-@dataclass(frozen=True)
-class _Rows:
-    """SQL over a staged row: its number in its file, its file's path, hash and cluster."""
-
-    row_number: str
-    source_file: str
-    file_hash: str
-    cluster: str
-    loaded_at: str
-
-
-def _null_unreadable_optional(
-    cons: _Connections,
-    item: _Planned,
-    rows: _Rows,
-    position: str,
-    loaded_rows: str,
-) -> dict[int, int]:
-    """Null the optional numbers (unit prices, quantities) that do not read, in rows that are
-    loaded, and record each in raw.quarantine with `row_kept`: the row and its cost stay.
-    Returns the count of values nulled by file position in the batch."""
-    con = cons.stage
+def _unreadable_optional(
+    con: duckdb.DuckDBPyConnection, staged: _Staged
+) -> tuple[list[tuple[str, str]], dict[int, int]]:
+    """The optional numbers (unit prices, quantities) that do not read, in rows that are
+    loaded: (column, SQL true where its value is dropped) for each column with one, and the
+    count of values dropped by file position. Each is recorded in raw.quarantine with
+    `row_kept` and loaded as NULL: the row and its cost stay."""
+    item = staged.items[0]
     columns = [col for col in item.spec.optional_numbers if col in item.plan.present]
     if not columns:
-        return {}
+        return [], {}
     checks = {col: f"not {readable_number_sql(ident(col))}" for col in columns}
     (bad,) = con.execute(
-        f"select count(*) from {_STAGE} where ({' or '.join(checks.values())}) and {loaded_rows}"
-    ).fetchone()
+        f"select count(*) from {staged.table} "
+        f"where ({' or '.join(checks.values())}) and {staged.loaded_rows}"
+    ).fetchall()[0]
     if not bad:
-        return {}
-    address = _row_address_sql(item, rows.cluster)
-    reason = f"{_NUMBER_REASON} (optional: the value was dropped, the row loaded)"
+        return [], {}
+    dropped: list[tuple[str, str]] = []
     totals: dict[int, int] = {}
     for col, unreadable in checks.items():
-        where = f"{unreadable} and {loaded_rows}"
-        _send(
-            cons,
-            "raw.quarantine",
-            _QUARANTINE_NAMES,
-            f"select {rows.source_file}, {rows.row_number}, {lit(item.spec.name)}, {lit(col)}, "
-            f"{lit(reason)}, {ident(col)}, {rows.loaded_at}, {rows.file_hash}, {address}, "
-            f"true from {_STAGE} where {where}",
-        )
-        for pos, count in con.execute(
-            f"select {position}, count(*) from {_STAGE} where {where} group by all"
-        ).fetchall():
+        where = f"{unreadable} and {staged.loaded_rows}"
+        counted = con.execute(
+            f"select {staged.position}, count(*) from {staged.table} where {where} group by all"
+        ).fetchall()
+        if counted:
+            dropped.append((col, where))
+        for pos, count in counted:
             totals[pos] = totals.get(pos, 0) + count
-        con.execute(f"update {_STAGE} set {ident(col)} = null where {where}")
-    return totals
+    return dropped, totals
 
 
 def _row_address_sql(item: _Planned, cluster_sql: str) -> str:
