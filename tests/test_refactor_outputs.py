@@ -39,6 +39,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -111,8 +113,15 @@ def old_tree(tmp_path_factory):
             f"refactor){': a shallow clone' if shallow else ''}; fetch the full history "
             "(`git fetch --unshallow`) to compare outputs"
         )
-    tree = tmp_path_factory.mktemp("before_refactor") / "tree"
-    added = _git("worktree", "add", "--detach", str(tree), found.stdout.strip())
+    with checked_out(found.stdout.strip(), tmp_path_factory.mktemp("before_refactor")) as tree:
+        yield tree
+
+
+@contextmanager
+def checked_out(commit: str, folder: Path) -> Iterator[Path]:
+    """`commit`'s code in a temporary git worktree under `folder` (removed after)."""
+    tree = folder / "tree"
+    added = _git("worktree", "add", "--detach", str(tree), commit)
     assert added.returncode == 0, added.stderr
     try:
         yield tree
@@ -243,26 +252,32 @@ def outputs(old_tree, tmp_path_factory):
     config = root / "fleet" / "kubeledger-without-budgets.yml"
     config.write_text(yaml.safe_dump(settings, sort_keys=False))
     late = [str(delivery["landing"]) for delivery in summary["late_deliveries"]]
-    seconds = {}
-    for side, tree in (("old", old_tree), ("new", REPO)):
-        work = root / side
-        work.mkdir()
-        log = work / "run.log"
-        started = time.perf_counter()
-        with log.open("w") as out:
-            ran = subprocess.run(
-                [sys.executable, str(DRIVER), str(work), str(landing), str(config)]
-                + [MONTH, AS_OF, *late],
-                env=_env(tree, KUBELEDGER_VERBOSE=""),
-                cwd=work,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        seconds[side] = round(time.perf_counter() - started, 1)
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
-        assert ran.returncode == 0, f"{side} code failed; {log}:\n{tail}"
-        assert f"kubeledger from {tree / 'orchestration' / 'kubeledger'}" in log.read_text()
+    seconds = {
+        side: built_with(tree, root / side, landing, config, late)
+        for side, tree in (("old", old_tree), ("new", REPO))
+    }
     return root / "old", root / "new", seconds
+
+
+def built_with(tree: Path, work: Path, landing: Path, config: Path, late: list[str]) -> float:
+    """Load `landing` (then each `late` folder), build, close and seal October with `tree`'s
+    code, in a process of its own, into `work/kubeledger.duckdb`; the seconds it took."""
+    work.mkdir()
+    log = work / "run.log"
+    started = time.perf_counter()
+    with log.open("w") as out:
+        ran = subprocess.run(
+            [sys.executable, str(DRIVER), str(work), str(landing), str(config)]
+            + [MONTH, AS_OF, *late],
+            env=_env(tree, KUBELEDGER_VERBOSE=""),
+            cwd=work,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+    assert ran.returncode == 0, f"{tree} failed; {log}:\n{tail}"
+    assert f"kubeledger from {tree / 'orchestration' / 'kubeledger'}" in log.read_text()
+    return round(time.perf_counter() - started, 1)
 
 
 def _attached(old: Path, new: Path) -> duckdb.DuckDBPyConnection:
@@ -322,6 +337,16 @@ def _differences(con, name: str, columns: dict[str, str]) -> list[str]:
     return [f"{name} row {row[0]}: {dict(zip(names, row[1:], strict=False))}" for row in rows]
 
 
+def mart_differences(con, name: str, columns: dict[str, str]) -> tuple[list[str], int]:
+    """(what differs, rows compared) between old.marts.<name> and new.marts.<name> on
+    `columns`: their row counts, else their rows (first 3 that differ)."""
+    (old_rows,) = con.execute(f"select count(*) from old.marts.{name}").fetchone()
+    (new_rows,) = con.execute(f"select count(*) from new.marts.{name}").fetchone()
+    if old_rows != new_rows:
+        return [f"{name}: {old_rows} rows before, {new_rows} after"], 0
+    return _differences(con, name, columns), old_rows
+
+
 @pytest.mark.slow
 def test_every_mart_is_unchanged(outputs):
     old, new, seconds = outputs
@@ -355,13 +380,9 @@ def test_every_mart_is_unchanged(outputs):
             continue
         if rescaled:
             decimal_scale_changes[name] = sorted(rescaled)
-        (old_rows,) = con.execute(f"select count(*) from old.marts.{name}").fetchone()
-        (new_rows,) = con.execute(f"select count(*) from new.marts.{name}").fetchone()
-        if old_rows != new_rows:
-            problems.append(f"{name}: {old_rows} rows before, {new_rows} after")
-            continue
-        problems += _differences(con, name, columns)
-        rows += old_rows
+        differences, compared_rows = mart_differences(con, name, columns)
+        problems += differences
+        rows += compared_rows
         compared_columns += len(columns)
     assert problems == []
     assert rows > 10_000  # the fleet's pod-days are in it: not an empty comparison

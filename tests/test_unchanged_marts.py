@@ -22,9 +22,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -32,21 +29,20 @@ import pytest
 from kubeledger.bench.stages import START_DATE
 from kubeledger.generate import generate_fleet
 from tests.test_refactor_outputs import (
-    DRIVER,
     RUN_METADATA,
     SEALED_TABLES,
     _attached,
     _columns,
-    _differences,
-    _env,
     _git,
     _rows,
     _tables,
+    built_with,
+    checked_out,
+    mart_differences,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = os.environ.get("KUBELEDGER_UNCHANGED_BASE", "")
-MONTH, AS_OF = "2026-10", "2026-11-20"
 FLEETS = {
     "demo": {},
     "bench100": {
@@ -73,34 +69,8 @@ def base_tree(tmp_path_factory):
         pytest.fail("no git on PATH: BASE is checked out with git")
     found = _git("rev-parse", "--verify", "--quiet", f"{BASE}^{{commit}}")
     assert found.returncode == 0, f"no commit {BASE!r} in this repository"
-    tree = tmp_path_factory.mktemp("base") / "tree"
-    added = _git("worktree", "add", "--detach", str(tree), found.stdout.strip())
-    assert added.returncode == 0, added.stderr
-    try:
+    with checked_out(found.stdout.strip(), tmp_path_factory.mktemp("base")) as tree:
         yield tree
-    finally:
-        _git("worktree", "remove", "--force", str(tree))
-        _git("worktree", "prune")
-
-
-def _build(tree: Path, work: Path, landing: Path, config: Path, late: list[str]) -> float:
-    """Load, build, close and seal the fleet with `tree`'s code in `work`; the seconds taken."""
-    work.mkdir()
-    log = work / "run.log"
-    started = time.perf_counter()
-    with log.open("w") as out:
-        ran = subprocess.run(
-            [sys.executable, str(DRIVER), str(work), str(landing), str(config)]
-            + [MONTH, AS_OF, *late],
-            env=_env(tree, KUBELEDGER_VERBOSE=""),
-            cwd=work,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
-    assert ran.returncode == 0, f"{tree} failed; {log}:\n{tail}"
-    assert f"kubeledger from {tree / 'orchestration' / 'kubeledger'}" in log.read_text()
-    return time.perf_counter() - started
 
 
 @pytest.fixture(scope="module", params=sorted(FLEETS))
@@ -111,7 +81,7 @@ def built(request, base_tree, tmp_path_factory):
     landing, config = root / "fleet" / "landing", root / "fleet" / "kubeledger.yml"
     late = [str(delivery["landing"]) for delivery in summary["late_deliveries"]]
     seconds = {
-        side: round(_build(tree, root / side, landing, config, late), 1)
+        side: built_with(tree, root / side, landing, config, late)
         for side, tree in (("base", base_tree), ("head", REPO))
     }
     print(f"\n{request.param}: load+build+close {seconds} s")
@@ -133,13 +103,9 @@ def test_every_mart_is_unchanged(built):
             )
             continue
         compared = {c: kind for c, kind in columns.items() if not c.endswith(RUN_METADATA)}
-        (before,) = con.execute(f"select count(*) from old.marts.{name}").fetchone()
-        (after,) = con.execute(f"select count(*) from new.marts.{name}").fetchone()
-        if before != after:
-            problems.append(f"{name}: {before} rows before, {after} after")
-            continue
-        problems += _differences(con, name, compared)
-        rows += before
+        differences, compared_rows = mart_differences(con, name, compared)
+        problems += differences
+        rows += compared_rows
     assert problems == [], fleet
     assert rows > 30_000  # the fleet's pod-days are in it: not an empty comparison
     print(f"\n{fleet}: {len(base_marts)} marts, {rows} rows equal")
