@@ -309,7 +309,7 @@ estimate_keys as (
     from estimate_attributes
 ),
 
-key_median_rate as (
+type_median_rate as (
     select
         estimate_keys.instance_type,
         estimate_keys.region,
@@ -338,22 +338,6 @@ key_median_rate as (
         estimate_keys.region,
         estimate_keys.pricing_category,
         estimate_keys.usage_date
-),
-
-type_median_rate as (
-    select
-        estimate_attributes.cluster_id,
-        estimate_attributes.node,
-        estimate_attributes.usage_date,
-        key_median_rate.hourly_rate
-    from estimate_attributes
-    inner join key_median_rate
-        on
-            estimate_attributes.instance_type = key_median_rate.instance_type
-            and estimate_attributes.region = key_median_rate.region
-            and estimate_attributes.pricing_category
-            is not distinct from key_median_rate.pricing_category
-            and estimate_attributes.usage_date = key_median_rate.usage_date
 ),
 
 estimated_node_days as (
@@ -390,8 +374,10 @@ estimated_node_days as (
             and unbilled_node_days.usage_date = estimate_attributes.usage_date
     left join type_median_rate
         on
-            unbilled_node_days.cluster_id = type_median_rate.cluster_id
-            and unbilled_node_days.node = type_median_rate.node
+            estimate_attributes.instance_type = type_median_rate.instance_type
+            and estimate_attributes.region = type_median_rate.region
+            and estimate_attributes.pricing_category
+            is not distinct from type_median_rate.pricing_category
             and unbilled_node_days.usage_date = type_median_rate.usage_date
     left join rate_card_prices
         on
