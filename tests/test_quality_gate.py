@@ -29,6 +29,9 @@ class DbtRan(Exception):
     pass
 
 
+PARSED = object()  # the fixture's stand-in for dbt's manifest
+
+
 @pytest.fixture
 def gate(tmp_path, monkeypatch):
     """Land the samples with `edit(name, lines)` applied, load them, run the build up to dbt."""
@@ -39,6 +42,8 @@ def gate(tmp_path, monkeypatch):
         raise DbtRan
 
     monkeypatch.setattr(warehouse, "run_dbt", no_dbt)
+    # the parse the build does while the gate runs (its own test below runs dbt's)
+    monkeypatch.setattr(warehouse, "parse_dbt_project", lambda _db: PARSED)
 
     def run(edits: dict[str, callable]) -> QualityGateError | None:
         landing = tmp_path / "landing"
@@ -267,3 +272,102 @@ def test_a_gate_process_that_dies_stops_the_build_with_a_clear_error(gate, monke
     result = CliRunner().invoke(main, ["build"])
     assert result.exit_code == 1
     assert "Error: the quality gate's process ended without a result" in result.output
+
+
+def test_dbt_parses_beside_the_gate_and_the_build_uses_that_parse(gate, monkeypatch):
+    """The build parses the dbt project while the gate's child process checks the rows and
+    hands that parse to its dbt build; a failing gate still stops the build before dbt."""
+    parsed, given = [], []
+    monkeypatch.setattr(warehouse, "parse_dbt_project", lambda db: parsed.append(db) or "parse")
+
+    def dbt(*_args, **kwargs):
+        given.append(kwargs.get("manifest"))
+        raise DbtRan
+
+    monkeypatch.setattr(warehouse, "run_dbt", dbt)
+    assert gate({}) is None
+    assert len(parsed) == 1 and given == ["parse"]
+    refused = gate({POD: lambda lines: row(lines, 1, ",1800.000000,", ",-1,")})
+    assert refused is not None and "pod_usage_cpu_core_seconds is not negative" in str(refused)
+    assert len(parsed) == 2 and given == ["parse"]  # parsed beside it, never built
+
+
+def test_what_runs_beside_the_gate_fails_after_the_gate_s_verdict(gate, tmp_path):
+    from kubeledger.quality_gate import run_quality_gate_alongside
+
+    def broken():
+        raise ValueError("the parse broke")
+
+    db = tmp_path / "ledger.duckdb"
+    assert gate({}) is None
+    with pytest.raises(ValueError, match="the parse broke"):
+        run_quality_gate_alongside(db, None, None, broken)
+    assert run_quality_gate_alongside(db, None, None, lambda: 42)[1] == 42
+    assert gate({POD: lambda lines: row(lines, 1, ",1800.000000,", ",-1,")}) is not None
+    with pytest.raises(QualityGateError, match="is not negative"):
+        run_quality_gate_alongside(db, None, None, broken)
+
+
+def test_dbt_parses_the_project_while_another_process_holds_the_warehouse(tmp_path):
+    """The parse beside the gate never opens the warehouse, which the gate's process holds."""
+    import subprocess
+    import sys
+
+    from dbt.contracts.graph.manifest import Manifest
+
+    db = tmp_path / "held.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(db)!r}); print('held', flush=True); "
+            "sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(duckdb.IOException, match="lock"):
+            duckdb.connect(str(db)).close()  # the file is held
+        manifest = warehouse.parse_dbt_project(db)
+    finally:
+        holder.communicate("")
+    assert isinstance(manifest, Manifest)
+    assert "model.kubeledger.int_pod_hours_allocated" in manifest.nodes
+
+
+def test_frames_are_read_ahead_in_order_and_a_reading_failure_reaches_the_caller():
+    from kubeledger.quality.validate import _read_ahead
+
+    assert list(_read_ahead(iter(range(10)))) == list(range(10))
+
+    def failing():
+        yield from range(3)
+        raise duckdb.IOException("disk gone")
+
+    seen = []
+    with pytest.raises(duckdb.IOException, match="disk gone"):
+        for frame in _read_ahead(failing()):
+            seen.append(frame)
+    assert seen == [0, 1, 2]
+
+
+def test_a_caller_that_stops_early_stops_the_reading_thread():
+    import threading
+
+    from kubeledger.quality.validate import _read_ahead
+
+    read = []
+
+    def frames():
+        for frame in range(100):
+            read.append(frame)
+            yield frame
+
+    ahead = _read_ahead(frames())
+    assert [next(ahead), next(ahead)] == [0, 1]
+    ahead.close()
+    assert not [t for t in threading.enumerate() if t.name == "kubeledger-gate-reader"]
+    assert len(read) <= 5  # one frame handed out, one waiting, one being read: not 100

@@ -207,16 +207,18 @@ def run_build(
     """
     from kubeledger import reallocation
     from kubeledger.publish import BuildOutcome
-    from kubeledger.quality_gate import run_quality_gate
-    from kubeledger.warehouse import connect, prepare_warehouse, run_dbt
+    from kubeledger.quality_gate import run_quality_gate_alongside
+    from kubeledger.warehouse import connect, parse_dbt_project, prepare_warehouse, run_dbt
 
     config = prepare_warehouse()
     db = warehouse_path()
-    # the raw-data expectations block the build before any model, as in Dagster
-    validations = run_quality_gate(
+    # the raw-data expectations block the build before any model, as in Dagster; dbt parses
+    # the project meanwhile (the parse does not open the warehouse)
+    validations, manifest = run_quality_gate_alongside(
         db,
         dt.date.fromisoformat(start) if start else None,
         dt.date.fromisoformat(end or start) if start else None,
+        lambda: parse_dbt_project(db),
         progress=progress,
     )
     dbt_vars: dict[str, object] = {}
@@ -236,7 +238,7 @@ def run_build(
             progress(f"    {changed.describe()}")
         if changed.days:
             dbt_vars["reallocate_days"] = changed.dbt_vars()
-    built = run_dbt(dbt_build_args(select, full_refresh), dbt_vars=dbt_vars)
+    built = run_dbt(dbt_build_args(select, full_refresh), dbt_vars=dbt_vars, manifest=manifest)
     outcome = BuildOutcome.of(db, [built], validations, start, end, changed.days)
     if select is None:
         with connect(db) as con:

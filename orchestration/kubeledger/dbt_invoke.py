@@ -69,9 +69,11 @@ def invoke_dbt(
     *,
     callbacks: Sequence[Callable[[Any], None]] = (),
     label: str | None = None,
+    manifest: Any = None,
 ) -> Any:
     """`dbtRunner().invoke(args)` with a progress bar (or dbt's log, with --verbose), the
-    saved parse kept across vars and warehouse files (dbt_parse.py)."""
+    saved parse kept across vars and warehouse files (dbt_parse.py); with `manifest`
+    (parse_project's), dbt does not parse the project again."""
     from dbt.cli.main import dbtRunner
 
     from kubeledger.dbt_parse import keep_partial_parse
@@ -85,16 +87,34 @@ def invoke_dbt(
     if is_verbose():
         if not sys.stdout.isatty():
             command.append("--no-use-colors")
-        result = dbtRunner(callbacks=list(callbacks)).invoke(command)
+        result = dbtRunner(manifest, callbacks=list(callbacks)).invoke(command)
     else:
-        result = _invoke_with_bar(command, callbacks, label or _label(args))
+        result = _invoke_with_bar(command, callbacks, label or _label(args), manifest)
     if runs_nodes:
         _write_run_results(command, result)
     return result
 
 
+def parse_project(args: Sequence[str]) -> Any:
+    """`dbt parse` (`args`: the project's and profiles' folders), with neither bar nor console
+    output, nor a manifest.json (the saved partial parse is still written): the Manifest,
+    or None when the parse failed."""
+    from dbt.cli.main import dbtRunner
+
+    from kubeledger.dbt_parse import keep_partial_parse
+
+    keep_partial_parse()
+    command = ["parse", *args, "--no-write-json", "--log-level", "none"]
+    command += ["--log-level-file", "info"]
+    result = dbtRunner().invoke(command)
+    return result.result if result.success and result.exception is None else None
+
+
 def _invoke_with_bar(
-    command: list[str], callbacks: Sequence[Callable[[Any], None]], label: str
+    command: list[str],
+    callbacks: Sequence[Callable[[Any], None]],
+    label: str,
+    manifest: Any = None,
 ) -> Any:
     """The console shows the bar; the log file keeps each node's start, result and error."""
     from dbt.cli.main import dbtRunner
@@ -118,6 +138,6 @@ def _invoke_with_bar(
                     if message:
                         bar.note(f"        {message}")
 
-        result = dbtRunner(callbacks=[_on_event, *callbacks]).invoke(command)
+        result = dbtRunner(manifest, callbacks=[_on_event, *callbacks]).invoke(command)
         bar.summary = _summary(result)
     return result

@@ -72,9 +72,11 @@ def run_dbt(
     db_path: Path | None = None,
     dbt_vars: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    manifest: Any = None,
 ) -> Any:
     """Run one dbt command on the project in-process, with a progress bar (dbt_invoke.py);
-    raise DbtError when a node fails. `progress`, when given, also gets dbt's line per node."""
+    raise DbtError when a node fails. `progress`, when given, also gets dbt's line per node;
+    `manifest` (parse_dbt_project's) spares the command its parse."""
     from kubeledger.dbt_invoke import invoke_dbt
     from kubeledger.dbt_vars import DbtVarError, check_dbt_vars
 
@@ -102,7 +104,7 @@ def run_dbt(
             progress(event.info.msg)
 
     try:
-        result = invoke_dbt(command, callbacks=[_callback] if progress else [])
+        result = invoke_dbt(command, callbacks=[_callback] if progress else [], manifest=manifest)
     finally:
         _release_duckdb()
     if result.exception is not None:
@@ -117,6 +119,17 @@ def run_dbt(
             _busy_or(f"dbt {' '.join(args)} failed:\n  " + "\n  ".join(failures or ["see logs"]))
         )
     return result
+
+
+def parse_dbt_project(db_path: Path | None = None) -> Any:
+    """The project parsed (dbt's manifest, for `run_dbt(manifest=...)`), quietly, without
+    opening the warehouse: the build parses while the quality gate holds the file. None when
+    the parse fails; the command run without a manifest then parses and reports why."""
+    from kubeledger.dbt_invoke import parse_project
+
+    path = Path(db_path) if db_path is not None else warehouse_path()
+    os.environ["KUBELEDGER_DB"] = str(path)
+    return parse_project(["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROFILES_DIR)])
 
 
 def _busy_or(message: str) -> str:

@@ -148,16 +148,23 @@ def load(spec: StageSpec) -> dict[str, Any]:
 
 def build(spec: StageSpec) -> dict[str, Any]:
     """`kubeledger build` of every day: configuration, the quality gate, one dbt build."""
-    from kubeledger.quality_gate import run_quality_gate
-    from kubeledger.warehouse import prepare_warehouse, run_dbt
+    from kubeledger.quality_gate import run_quality_gate_alongside
+    from kubeledger.warehouse import parse_dbt_project, prepare_warehouse, run_dbt
 
     steps: dict[str, float] = {}
     _timed(steps, "prepare", lambda: prepare_warehouse(spec.db))
-    _timed(steps, "quality gate", lambda: run_quality_gate(spec.db))
+    # as `kubeledger build`: dbt parses the project while the gate runs
+    _, manifest = _timed(
+        steps,
+        "quality gate (dbt parse alongside)",
+        lambda: run_quality_gate_alongside(spec.db, None, None, lambda: parse_dbt_project(spec.db)),
+    )
     _timed(
         steps,
         "dbt build",
-        lambda: run_dbt(["build", "--exclude", "resource_type:unit_test"], db_path=spec.db),
+        lambda: run_dbt(
+            ["build", "--exclude", "resource_type:unit_test"], db_path=spec.db, manifest=manifest
+        ),
     )
     _keep_run_results(spec, "build")
     return {

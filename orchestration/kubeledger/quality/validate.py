@@ -26,6 +26,8 @@ import gc
 import hashlib
 import logging
 import os
+import queue
+import threading
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -168,8 +170,8 @@ def import_great_expectations() -> Any:
     return gx
 
 
-def _gx_context() -> Any:
-    gx = import_great_expectations()
+def _gx_context(load_gx: Callable[[], Any] = import_great_expectations) -> Any:
+    gx = load_gx()
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.execution_engine import pandas_execution_engine
 
@@ -406,10 +408,12 @@ def validate_raw_tables(
     *,
     tables: Iterable[str] | None = None,
     skip_validated_files: bool = False,
+    load_gx: Callable[[], Any] = import_great_expectations,
 ) -> list[TableValidation]:
     """Validate each raw table's rows of [first_day, last_day] (all rows when not given); with
     `skip_validated_files`, leave out the files validated clean before and record the files
-    found clean now (`ops.validated_files`)."""
+    found clean now (`ops.validated_files`). `load_gx` imports GX, when the first rows are read
+    (the next ones are read meanwhile)."""
     wanted = set(tables) if tables is not None else None
     if skip_validated_files:
         from kubeledger.dagster.ops_tables import ensure_ops_schema
@@ -445,10 +449,11 @@ def validate_raw_tables(
         # month of a thousand nodes is tens of millions of rows); every row-level expectation
         # looks at one row, so the chunks' failures add up to the whole frame's.
         stream = con.cursor()
+        frames = _read_ahead(_frames(stream.sql(rows_sql)))
         try:
-            for frame in _frames(stream.sql(rows_sql)):
+            for frame in frames:
                 validation.rows_checked += len(frame)
-                context = context or _gx_context()
+                context = context or _gx_context(load_gx)
                 definition = definition or _batch_definition(context, suite)
                 for failure in _validate_rows(definition, suite, groups.rows, frame):
                     _merge(failures, failure)
@@ -457,6 +462,7 @@ def validate_raw_tables(
                 del frame
                 _release_frame_memory()
         finally:
+            frames.close()  # its reading thread is done with the cursor before it closes
             stream.close()
             _release_table_memory()
         if validation.rows_checked:
@@ -571,6 +577,57 @@ def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
             batches, rows = [], 0
     if rows:
         yield _to_pandas(pa.Table.from_batches(batches))
+
+
+_READ_AHEAD_FRAMES = 1  # frames read and waiting while one is validated
+_DONE = object()
+
+
+def _read_ahead(frames: Iterator[Any]) -> Iterator[Any]:
+    """The frames of `frames`, the next one read in a thread while the caller validates this
+    one: DuckDB's scan and Arrow's conversion to pandas let go of the GIL, so they run on the
+    second core while GX runs on the first (a month of a thousand nodes: 4.8 s of reading
+    beside 12 s of GX). Memory stays bounded: at most one frame waiting and one being read.
+    A failure in the reading thread is raised here; when the caller stops early the thread
+    stops after the frame it is reading."""
+    waiting: queue.Queue[Any] = queue.Queue(maxsize=_READ_AHEAD_FRAMES)
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for frame in frames:
+                while not stop.is_set():
+                    try:
+                        waiting.put(frame, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                del frame
+                if stop.is_set():
+                    return
+            waiting.put(_DONE)
+        except BaseException as exc:  # raised again in the caller's thread
+            waiting.put(exc)
+
+    reader = threading.Thread(target=read, name="kubeledger-gate-reader", daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = waiting.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            del item
+    finally:
+        stop.set()
+        while reader.is_alive():
+            try:  # make room, so that a reader waiting to put sees the stop
+                waiting.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        reader.join()
 
 
 def _merge(
