@@ -320,6 +320,15 @@ def _validate_table(
     return _failures(suite, [(outcome, None) for outcome in results])
 
 
+def _distinct_values(
+    con: duckdb.DuckDBPyConnection, sql: str, columns: list[str]
+) -> Iterator[tuple[str, Any]]:
+    """Each column's distinct values over the frame's rows, as a pandas frame (`_to_pandas`)."""
+    for column in columns:
+        table = con.sql(f"select distinct {ident(column)} from ({sql}) as frame_").to_arrow_table()
+        yield column, _to_pandas(table)
+
+
 def _validate_distinct(
     con: duckdb.DuckDBPyConnection,
     definition: Any,
@@ -327,6 +336,7 @@ def _validate_distinct(
     sql: str,
     column: str,
     indexes: list[int],
+    distinct: Any,
 ) -> list[ExpectationFailure]:
     """Validate a group of expectations on one text column on the column's distinct values
     over every row checked (null once, if any row has none), and list the rows holding the
@@ -341,9 +351,6 @@ def _validate_distinct(
     and GX runs once per table, not once per chunk of rows."""
     import numpy as np
 
-    distinct = _to_pandas(
-        con.sql(f"select distinct {ident(column)} from ({sql}) as frame_").to_arrow_table()
-    )
     distinct.insert(0, _VALUE_ID, np.arange(len(distinct)))
 
     def rows_of(details: dict[str, Any]) -> list[dict[str, Any]]:
@@ -467,8 +474,19 @@ def validate_raw_tables(
             _release_table_memory()
         if validation.rows_checked:
             found = _validate_table(definition, suite, groups.table, relation.columns)
-            for column, indexes in groups.distinct.items():
-                found += _validate_distinct(con, definition, suite, sql, column, indexes)
+            # each column's distinct values read (by DuckDB, on a cursor of their own) while
+            # GX validates the column before
+            reader = con.cursor()
+            values = _read_ahead(_distinct_values(reader, sql, list(groups.distinct)))
+            try:
+                for column, distinct in values:
+                    indexes = groups.distinct[column]
+                    found += _validate_distinct(
+                        con, definition, suite, sql, column, indexes, distinct
+                    )
+            finally:
+                values.close()
+                reader.close()
             for failure in found:
                 _merge(failures, failure)
         # one currency per billing account: across rows and files, and depending on the
