@@ -84,15 +84,7 @@ def run_dbt(
         check_dbt_vars(dbt_vars)
     except DbtVarError as exc:
         raise DbtError(f"dbt {' '.join(args)} not run: {exc}") from exc
-    path = Path(db_path) if db_path is not None else warehouse_path()
-    os.environ["KUBELEDGER_DB"] = str(path)
-    command = [
-        *args,
-        "--project-dir",
-        str(PROJECT_DIR),
-        "--profiles-dir",
-        str(PROFILES_DIR),
-    ]
+    command = [*args, *_project_for(db_path)]
     if dbt_vars:
         command += ["--vars", json.dumps(dbt_vars, default=str)]
 
@@ -127,9 +119,15 @@ def parse_dbt_project(db_path: Path | None = None) -> Any:
     the parse fails; the command run without a manifest then parses and reports why."""
     from kubeledger.dbt_invoke import parse_project
 
+    return parse_project(_project_for(db_path))
+
+
+def _project_for(db_path: Path | None) -> list[str]:
+    """dbt's arguments for the project and its profiles, the profile pointed at the warehouse
+    (`db_path`, else the configured one)."""
     path = Path(db_path) if db_path is not None else warehouse_path()
     os.environ["KUBELEDGER_DB"] = str(path)
-    return parse_project(["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROFILES_DIR)])
+    return ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROFILES_DIR)]
 
 
 def _busy_or(message: str) -> str:

@@ -363,7 +363,87 @@ def _plan(
     # shut down, its queued files dropped, when the plan stops early)
     stamped = hashing.map(_stamp_and_hash, [path for path in paths if not is_manifest(path)])
     try:
-        _plan_files(con, landing, paths, stamped, loaded, cluster_ids, planned, summary, progress)
+        for path in paths:
+            source_file = path.relative_to(landing).as_posix()
+            if is_manifest(path):
+                result = FileResult(source_file, "ignored", note="export manifest (not data)")
+                summary.files.append(result)
+                progress(result.line())
+                continue
+            stamp, file_hash = next(stamped)
+            earlier = _same_content_loaded(
+                loaded.get(file_hash, []),
+                lambda path=path: _cluster_id(landing, path.parent, cluster_ids),
+            )
+            if earlier is not None:
+                note = (
+                    "already loaded (same content)"
+                    if earlier == source_file
+                    else f"already loaded (same content as {earlier})"
+                )
+                result = FileResult(source_file, "skipped", file_hash=file_hash, note=note)
+                summary.files.append(result)
+                progress(result.line())
+                continue
+            sniffed = sniff(con, path, source_file)
+            spec = match_format(sniffed.header, source_file)
+            if isinstance(spec, IgnoredFormat):
+                loaded.setdefault(file_hash, []).append(_Earlier(source_file, False, None))
+                result = FileResult(
+                    source_file,
+                    "ignored",
+                    format=spec.name,
+                    file_hash=file_hash,
+                    note=f"{spec.title} (not used by kubeledger)",
+                )
+                summary.files.append(result)
+                progress(result.line())
+                continue
+            source = _source(con, path, sniffed, spec)
+            plan = plan_columns(spec, source.columns)
+            if plan.missing_required:
+                missing = ", ".join(plan.missing_required)
+                plural = "columns" if len(plan.missing_required) > 1 else "column"
+                raise LoadError(
+                    source_file,
+                    f"is a {spec.title} file but lacks the required {plural} {missing}.",
+                    fix="Re-export it with every required column (docs/landing-and-raw.md lists "
+                    "them), or move it out of the landing folder.",
+                    column=plan.missing_required[0],
+                )
+            if spec.name == "azure_cost_details":
+                azure_actual.refuse_by_manifest(
+                    source_file, azure_actual.manifest_export_type(landing, path.parent)
+                )
+            cluster_id = None
+            if spec.has_cluster_id:
+                cluster_id = _cluster_id(landing, path.parent, cluster_ids)
+            result = FileResult(
+                source_file,
+                "loaded",
+                format=spec.name,
+                raw_table=spec.raw_table,
+                file_hash=file_hash,
+            )
+            summary.files.append(result)
+            loaded.setdefault(file_hash, []).append(
+                _Earlier(source_file, spec.kind == "usage", cluster_id)
+            )
+            planned.append(
+                _Planned(
+                    len(planned),
+                    path,
+                    source_file,
+                    file_hash,
+                    spec,
+                    source,
+                    plan,
+                    cluster_id,
+                    result,
+                    stamp,
+                    sniffed,
+                )
+            )
     finally:
         hashing.shutdown(cancel_futures=True)
     return planned
@@ -376,102 +456,6 @@ def _stamp_and_hash(path: Path) -> tuple[tuple[int, int], str]:
     """The file's stamp, then its content hash (a change after the stamp then shows)."""
     stamp = _stamp(path)
     return stamp, _file_hash(path)
-
-
-def _plan_files(
-    con: duckdb.DuckDBPyConnection,
-    landing: Path,
-    paths: list[Path],
-    stamped: Iterator[tuple[tuple[int, int], str]],
-    loaded: dict[str, list[_Earlier]],
-    cluster_ids: dict[Path, str],
-    planned: list[_Planned],
-    summary: LoadSummary,
-    progress: Progress,
-) -> None:
-    """`_plan`'s walk over the files, in order; `stamped` gives the stamp and hash of each
-    file but the manifests."""
-    for path in paths:
-        source_file = path.relative_to(landing).as_posix()
-        if is_manifest(path):
-            result = FileResult(source_file, "ignored", note="export manifest (not data)")
-            summary.files.append(result)
-            progress(result.line())
-            continue
-        stamp, file_hash = next(stamped)
-        earlier = _same_content_loaded(
-            loaded.get(file_hash, []),
-            lambda path=path: _cluster_id(landing, path.parent, cluster_ids),
-        )
-        if earlier is not None:
-            note = (
-                "already loaded (same content)"
-                if earlier == source_file
-                else f"already loaded (same content as {earlier})"
-            )
-            result = FileResult(source_file, "skipped", file_hash=file_hash, note=note)
-            summary.files.append(result)
-            progress(result.line())
-            continue
-        sniffed = sniff(con, path, source_file)
-        spec = match_format(sniffed.header, source_file)
-        if isinstance(spec, IgnoredFormat):
-            loaded.setdefault(file_hash, []).append(_Earlier(source_file, False, None))
-            result = FileResult(
-                source_file,
-                "ignored",
-                format=spec.name,
-                file_hash=file_hash,
-                note=f"{spec.title} (not used by kubeledger)",
-            )
-            summary.files.append(result)
-            progress(result.line())
-            continue
-        source = _source(con, path, sniffed, spec)
-        plan = plan_columns(spec, source.columns)
-        if plan.missing_required:
-            missing = ", ".join(plan.missing_required)
-            plural = "columns" if len(plan.missing_required) > 1 else "column"
-            raise LoadError(
-                source_file,
-                f"is a {spec.title} file but lacks the required {plural} {missing}.",
-                fix="Re-export it with every required column (docs/landing-and-raw.md lists "
-                "them), or move it out of the landing folder.",
-                column=plan.missing_required[0],
-            )
-        if spec.name == "azure_cost_details":
-            azure_actual.refuse_by_manifest(
-                source_file, azure_actual.manifest_export_type(landing, path.parent)
-            )
-        cluster_id = None
-        if spec.has_cluster_id:
-            cluster_id = _cluster_id(landing, path.parent, cluster_ids)
-        result = FileResult(
-            source_file,
-            "loaded",
-            format=spec.name,
-            raw_table=spec.raw_table,
-            file_hash=file_hash,
-        )
-        summary.files.append(result)
-        loaded.setdefault(file_hash, []).append(
-            _Earlier(source_file, spec.kind == "usage", cluster_id)
-        )
-        planned.append(
-            _Planned(
-                len(planned),
-                path,
-                source_file,
-                file_hash,
-                spec,
-                source,
-                plan,
-                cluster_id,
-                result,
-                stamp,
-                sniffed,
-            )
-        )
 
 
 def _source(
