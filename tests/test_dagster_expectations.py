@@ -79,6 +79,16 @@ def test_good_rows_pass_every_pod_usage_expectation(con):
     assert (validation.rows_checked, validation.expectations_evaluated) == (2, 36)
 
 
+@pytest.fixture(params=["rows", "values"])
+def way(request, monkeypatch):
+    """Run the rules on typed columns on the rows, or on their raw columns' distinct values,
+    whatever the sample of the frame would choose."""
+    from kubeledger.quality import validate
+
+    monkeypatch.setattr(validate, "FEW_VALUES_SHARE", -1.0 if request.param == "rows" else 1.0)
+    return request.param
+
+
 @pytest.mark.parametrize(
     ("bad", "failure"),
     [
@@ -106,7 +116,7 @@ def test_good_rows_pass_every_pod_usage_expectation(con):
         ({"pod": None}, "pod is filled"),
     ],
 )
-def test_each_rule_names_the_row_that_breaks_it(con, bad, failure):
+def test_each_rule_names_the_row_that_breaks_it(con, way, bad, failure):
     _insert_pod_rows(con, [{}, {"pod": "cart-2", **bad}, {"pod": "cart-3"}])
     assert _pod_failures(con) == {failure: [2]}
 
@@ -233,7 +243,99 @@ def test_a_value_repeated_on_many_rows_fails_on_each_of_them(con, monkeypatch):
     )
 
 
-def test_failures_come_in_the_suites_order_however_each_rule_was_checked(con):
+def test_rules_on_typed_columns_fail_the_same_rows_on_rows_and_on_distinct_values(
+    con, way, monkeypatch
+):
+    """A rule on typed columns runs on the rows, or once per distinct tuple of the raw columns
+    it reads (requests, capacities and hours hold a few values in millions of rows): the same
+    rows fail either way, each with its values and its UTC day (a CEST hour of 5 October is
+    the 4th), in the rows' order, counted by rows, whichever chunks the rows or the values
+    fall in (five values a chunk of two cannot hold)."""
+    from kubeledger.quality import validate, validate_raw_tables
+
+    _insert_many_pod_rows(
+        con,
+        {
+            "pod_request_cpu_core_seconds": "case when range in (9, 4499) then '-3600' "
+            "when range = 19 then '-1' when range = 49 then '-2' when range = 59 then '-3' "
+            "else '3600' end",
+            "interval_start": "case when range = 4499 then '2026-10-05 01:00:00 +0200 CEST' "
+            "else '2026-10-03 05:00:00 +0000 UTC' end",
+            "interval_end": "case when range = 29 then '2026-10-03 04:59:59 +0000 UTC' "
+            "when range = 4499 then '2026-10-05 01:59:59 +0200 CEST' "
+            "else '2026-10-03 05:59:59 +0000 UTC' end",
+            "pod_usage_cpu_core_seconds": "case when range = 39 then '-5' "
+            "else cast(range % 30 as varchar) end",
+        },
+    )
+
+    def failures():
+        (validation,) = validate_raw_tables(con, tables=["koku_pod_usage"])
+        assert validation.rows_checked == 5000
+        return {
+            f.description: (f.unexpected_count, [(r.row_number, r.value, r.day) for r in f.rows])
+            for f in validation.failures
+        }
+
+    whole = failures()
+    monkeypatch.setattr(validate, "CHUNK_ROWS", 2048)
+    monkeypatch.setattr(validate, "VALUE_CHUNK_ROWS", 2)
+    request = "pod_request_cpu_core_seconds__value"
+    assert (
+        failures()
+        == whole
+        == {
+            "pod_request_cpu_core_seconds is not negative": (
+                5,
+                [
+                    (10, f"{request}=-3600.0", DAY),
+                    (20, f"{request}=-1.0", DAY),
+                    (50, f"{request}=-2.0", DAY),
+                    (60, f"{request}=-3.0", DAY),
+                    (4500, f"{request}=-3600.0", dt.date(2026, 10, 4)),
+                ],
+            ),
+            "interval_end is not before interval_start": (
+                1,
+                [
+                    (
+                        30,
+                        "interval_end__at=2026-10-03 04:59:59, "
+                        "interval_start__at=2026-10-03 05:00:00",
+                        DAY,
+                    )
+                ],
+            ),
+            "pod_usage_cpu_core_seconds is not negative": (
+                1,
+                [(40, "pod_usage_cpu_core_seconds__value=-5.0", DAY)],
+            ),
+        }
+    )
+
+
+def test_rules_run_on_distinct_values_where_the_sample_holds_few(con):
+    """Requests and hours that repeat go to distinct values; usage that differs on every row
+    stays on the rows."""
+    from kubeledger.quality.suites import SUITES_BY_TABLE
+    from kubeledger.quality.validate import _Groups, _table_columns, frame_sql
+
+    _insert_many_pod_rows(con, {"pod_usage_cpu_core_seconds": "cast(range as varchar)"})
+    suite = SUITES_BY_TABLE["koku_pod_usage"]
+    sql = frame_sql(suite, _table_columns(con, suite), DAY, DAY)
+    relation = con.sql(sql)
+    groups = _Groups.of(suite, relation)
+    groups.move_few_valued(con, suite, sql, relation.columns)
+    assert ("pod_request_cpu_core_seconds__value",) in groups.values
+    assert ("interval_end__at", "interval_start__at") in groups.values
+    assert ("pod_usage_cpu_core_seconds__value",) in groups.rows
+    assert (
+        "node_capacity_cpu_core_seconds__tolerated",
+        "pod_usage_cpu_core_seconds__value",
+    ) in groups.rows
+
+
+def test_failures_come_in_the_suites_order_however_each_rule_was_checked(con, way):
     """Rules on one text column run once per table on its distinct values, the others on the
     rows chunk by chunk; the failures still come in the order the suite lists its rules."""
     from kubeledger.quality import SUITES, validate_raw_tables

@@ -105,11 +105,13 @@ class ExpectationSpec:
 
 @dataclass(frozen=True)
 class TableSuite:
-    """The suite of one raw table and the typed columns its frame needs."""
+    """The suite of one raw table and the typed columns its frame needs: each derived column's
+    SQL (`derived`) and the one raw column it reads (`sources`)."""
 
     table: RawTable
     expectations: tuple[ExpectationSpec, ...]
     derived: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -123,19 +125,24 @@ class _Builder:
         self.table = RAW_TABLES_BY_NAME[table_name]
         self.expectations: list[ExpectationSpec] = []
         self.derived: dict[str, str] = {}
+        self.sources: dict[str, str] = {}
 
     def add(self, gx_type: str, subject: str | None, description: str, **kwargs: Any) -> None:
         self.expectations.append(ExpectationSpec(gx_type, kwargs, subject, description))
 
-    def number(self, column: str) -> str:
-        name = f"{column}__value"
-        self.derived[name] = parse_number_sql(ident(column))
+    def derive(self, name: str, column: str, sql: str) -> str:
+        """A typed frame column: `sql`, which reads the raw `column` and nothing else."""
+        self.derived[name] = sql
+        self.sources[name] = column
         return name
 
+    def number(self, column: str) -> str:
+        return self.derive(f"{column}__value", column, parse_number_sql(ident(column)))
+
     def timestamp(self, column: str) -> str:
-        name = f"{column}__at"
-        self.derived[name] = f"timezone('UTC', {parse_timestamp_sql(ident(column))})"
-        return name
+        return self.derive(
+            f"{column}__at", column, f"timezone('UTC', {parse_timestamp_sql(ident(column))})"
+        )
 
     # --- what every table gets from its loader format --------------------------------------
 
@@ -183,8 +190,11 @@ class _Builder:
         return self
 
     def usage_within_capacity(self, usage: str, capacity: str) -> _Builder:
-        tolerated = f"{capacity}__tolerated"
-        self.derived[tolerated] = f"{parse_number_sql(ident(capacity))} * {USAGE_TOLERANCE}"
+        tolerated = self.derive(
+            f"{capacity}__tolerated",
+            capacity,
+            f"{parse_number_sql(ident(capacity))} * {USAGE_TOLERANCE}",
+        )
         self.add(
             "ExpectColumnPairValuesAToBeGreaterThanB",
             usage,
@@ -212,8 +222,9 @@ class _Builder:
     def one_of(self, column: str, values: tuple[str, ...], *, normalize: bool = False) -> _Builder:
         target = column
         if normalize:
-            target = f"{column}__normalized"
-            self.derived[target] = f"nullif(lower(trim({ident(column)})), '')"
+            target = self.derive(
+                f"{column}__normalized", column, f"nullif(lower(trim({ident(column)})), '')"
+            )
         self.add(
             "ExpectColumnValuesToBeInSet",
             column,
@@ -224,7 +235,9 @@ class _Builder:
         return self
 
     def suite(self) -> TableSuite:
-        return TableSuite(self.table, tuple(self.expectations), dict(self.derived))
+        return TableSuite(
+            self.table, tuple(self.expectations), dict(self.derived), dict(self.sources)
+        )
 
 
 def _koku_period(builder: _Builder) -> _Builder:

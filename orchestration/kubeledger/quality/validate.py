@@ -1,13 +1,17 @@
 """Run the suites on the raw tables' rows of a day range, offline, with GX's pandas source.
 
-A rule on one text column (not null, a pattern, a set of values) looks at one value at a time,
-so it runs once per table on the column's distinct values, which DuckDB finds in the
-warehouse; the rows holding a failing value are then read back with their address. Every
-other rule (ranges and comparisons on the typed columns the suite derives, `<column>__value`,
-`<column>__at`) runs on the rows, read from DuckDB into pandas frames a chunk at a time: the
-columns those rules read and each row's address (`_source_file`, `_row_number`, `_cluster`,
-`_day`). A failed expectation comes back with every row it failed on, so data health can say
-which rows, per cluster and day.
+Every row-level rule looks at one row's values only, so a rule whose raw columns hold few
+distinct values runs on those values instead of the rows: a rule on one text column (not null,
+a pattern, a set of values) always, a rule on typed columns (`<column>__value` a double,
+`<column>__at` a UTC timestamp, derived from one raw column each) when the frame's first
+SAMPLE_ROWS rows hold few distinct tuples of their raw columns (requests, limits, capacities,
+hours). DuckDB finds the distinct tuples in the warehouse and works out the typed columns once
+per tuple; the rows holding a failing tuple are then read back with their address. The other
+rules (usage, which differs on every row) run on the rows, read from DuckDB into pandas frames
+a chunk at a time: the columns those rules read and each row's index (`_source_file`,
+`_row_number`, `_cluster`, `rowid`; the day of a failing row is found by its rowid). A failed
+expectation comes back with every row it failed on, so data health can say which rows, per
+cluster and day; the rows and the counts are the same whichever way a rule ran.
 
 With `skip_validated_files` (the build's quality gate) a landing file whose every row already
 held every expectation of its suite is not checked again: `ops.validated_files` records each
@@ -31,6 +35,8 @@ import threading
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain, groupby
+from operator import itemgetter
 from typing import Any
 
 import duckdb
@@ -39,6 +45,10 @@ from kubeledger.load.sql import ident, lit
 from kubeledger.quality.suites import SUITES, ExpectationSpec, TableSuite
 
 ROW_ADDRESS = ("_source_file", "_row_number", "_cluster", "_day")
+# What the frames of rows carry instead: a row's day is parsed from its text for the failing
+# rows only (`_days_of`), by the table's `rowid`, not for every row read (a second of the
+# 1,000-node gate's reading)
+ROW_INDEX = ("_source_file", "_row_number", "_cluster", "_rowid")
 
 
 @dataclass(frozen=True)
@@ -138,6 +148,7 @@ def frame_sql(
     return (
         "select\n"
         f"    _source_file, _row_number, {file_hash}{table.cluster_sql()} as _cluster,\n"
+        "    rowid as _rowid,\n"
         f"    {table.day_sql()} as _day,\n"
         f"    {raw}{derived}\n"
         f"from {table.qualified}\n"
@@ -220,14 +231,17 @@ def _expectation_columns(spec: ExpectationSpec) -> tuple[str, ...]:
 @dataclass
 class _Groups:
     """A suite's expectations (their indexes) by how they run: the table-level ones, those on
-    one text column (on its distinct values), and the others on the rows, by their columns."""
+    distinct values (each group keyed by the columns it checks), and the others on the rows,
+    by their columns."""
 
     table: list[int] = field(default_factory=list)
-    distinct: dict[str, list[int]] = field(default_factory=dict)
+    values: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     rows: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, suite: TableSuite, relation: duckdb.DuckDBPyRelation) -> _Groups:
+        """Rules on one text column run on its distinct values, the rest on the rows (until
+        `move_few_valued`)."""
         text = {
             name
             for name, kind in zip(relation.columns, relation.types, strict=True)
@@ -238,16 +252,68 @@ class _Groups:
             columns = _expectation_columns(spec)
             if not columns:
                 groups.table.append(index)
-            elif len(columns) == 1 and columns[0] in text:
-                groups.distinct.setdefault(columns[0], []).append(index)
+            elif len(columns) == 1 and columns[0] in text and _sources(suite, columns, text):
+                groups.values.setdefault(columns, []).append(index)
             else:
                 groups.rows.setdefault(columns, []).append(index)
         return groups
+
+    def move_few_valued(
+        self, con: duckdb.DuckDBPyConnection, suite: TableSuite, sql: str, present: Collection[str]
+    ) -> None:
+        """Move to `values` the groups on rows whose raw columns hold few distinct values in
+        the frame's first SAMPLE_ROWS rows (at most FEW_VALUES_SHARE of them): a month's
+        requests, limits and capacities are a few dozen numbers, its hours a few hundred, in
+        millions of rows. Either way every row is checked and the same rows fail; the sample
+        only decides which way costs less."""
+        candidates = {
+            columns: sources
+            for columns in self.rows
+            if (sources := _sources(suite, columns, present)) is not None
+        }
+        if not candidates:
+            return
+        read = ", ".join(ident(name) for name in dict.fromkeys(chain(*candidates.values())))
+        counts = ", ".join(
+            f"count(distinct {_tuple_sql(sources)})" for sources in candidates.values()
+        )
+        rows, *distinct = con.execute(
+            f"select count(*), {counts} from "
+            f"(select {read} from ({sql}) as frame_ limit {SAMPLE_ROWS}) as sample_"
+        ).fetchall()[0]
+        for columns, count in zip(candidates, distinct, strict=True):
+            if count <= rows * FEW_VALUES_SHARE:
+                self.values[columns] = self.rows.pop(columns)
 
     def row_columns(self, present: list[str]) -> list[str]:
         """The columns the rules on rows read, of those the table has."""
         wanted = dict.fromkeys(column for columns in self.rows for column in columns)
         return [column for column in wanted if column in present]
+
+
+# The first rows of a frame whose distinct values decide how a group of rules runs, and the
+# share of them a group's distinct values may be for it to run on distinct values.
+SAMPLE_ROWS = 200_000
+FEW_VALUES_SHARE = 0.05
+
+
+def _sources(
+    suite: TableSuite, columns: tuple[str, ...], present: Collection[str]
+) -> tuple[str, ...] | None:
+    """The raw columns that `columns` (raw, or derived from one raw column each) read; none
+    when one is derived from something else or missing from the table."""
+    sources = []
+    for column in columns:
+        source = suite.sources.get(column, None if column in suite.derived else column)
+        if source is None or source not in present:
+            return None
+        sources.append(source)
+    return tuple(dict.fromkeys(sources))
+
+
+def _tuple_sql(sources: tuple[str, ...]) -> str:
+    names = ", ".join(ident(name) for name in sources)
+    return names if len(sources) == 1 else f"row({names})"
 
 
 def _in_suite_order(
@@ -294,19 +360,51 @@ def _validate_group(
 
 
 def _validate_rows(
-    definition: Any, suite: TableSuite, groups: dict[tuple[str, ...], list[int]], frame: Any
+    definition: Any,
+    suite: TableSuite,
+    groups: dict[tuple[str, ...], list[int]],
+    frame: Any,
+    days_of: Callable[[dict[str, Any]], list[dict[str, Any]]],
 ) -> list[ExpectationFailure]:
     """Validate one chunk of the rows with the groups of expectations that read rows, each group
-    on a frame of only its columns and the row address: GX copies the frame it filters once per
-    expectation, and a copy of every column costs far more than the check itself."""
-    present = set(frame.columns) - set(ROW_ADDRESS)
+    on a frame of only its columns and the row index (`ROW_INDEX`): GX copies the frame it
+    filters once per expectation, and a copy of every column costs far more than the check
+    itself. `days_of` gives the failing rows their address (`_days_of`)."""
+    present = set(frame.columns) - set(ROW_INDEX)
     outcomes = []
     for columns, indexes in groups.items():
         # a column the table lacks is left out, and GX reports the expectation on it failed
-        narrow = frame[[*ROW_ADDRESS, *(c for c in dict.fromkeys(columns) if c in present)]]
-        results = _validate_group(definition, suite, indexes, narrow, list(ROW_ADDRESS))
-        outcomes.extend((outcome, None) for outcome in results)
+        narrow = frame[[*ROW_INDEX, *(c for c in dict.fromkeys(columns) if c in present)]]
+        results = _validate_group(definition, suite, indexes, narrow, list(ROW_INDEX))
+        outcomes.extend((outcome, days_of) for outcome in results)
     return _failures(suite, outcomes)
+
+
+def _days_of(
+    con: duckdb.DuckDBPyConnection, suite: TableSuite
+) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+    """GX's failing rows (`ROW_INDEX`) with their address (`ROW_ADDRESS`): each row's day from
+    the table, by its `rowid`."""
+    table = suite.table
+
+    def rows(details: dict[str, Any]) -> list[dict[str, Any]]:
+        listed = [item for item in details["unexpected_index_list"] if isinstance(item, dict)]
+        days = dict(
+            con.execute(
+                f"select rowid, {table.day_sql()} from {table.qualified} "
+                "where rowid in (select unnest(?::bigint[]))",
+                [[int(item["_rowid"]) for item in listed]],
+            ).fetchall()
+        )
+        return [
+            {
+                **{key: value for key, value in item.items() if key != "_rowid"},
+                "_day": days[int(item["_rowid"])],
+            }
+            for item in listed
+        ]
+
+    return rows
 
 
 def _validate_table(
@@ -320,54 +418,89 @@ def _validate_table(
     return _failures(suite, [(outcome, None) for outcome in results])
 
 
-def _distinct_values(
-    con: duckdb.DuckDBPyConnection, sql: str, columns: list[str]
-) -> Iterator[tuple[str, Any]]:
-    """Each column's distinct values over the frame's rows, as a pandas frame (`_to_pandas`)."""
-    for column in columns:
-        table = con.sql(f"select distinct {ident(column)} from ({sql}) as frame_").to_arrow_table()
-        yield column, _to_pandas(table)
+def _values_sql(
+    suite: TableSuite, sql: str, checked: tuple[str, ...], sources: tuple[str, ...]
+) -> str:
+    """The distinct tuples of `sources` over the frame's rows, each with the derived columns
+    of `checked` worked out from it (once per tuple, not per row)."""
+    raw = ", ".join(ident(name) for name in sources)
+    typed = "".join(
+        f", {suite.derived[column]} as {ident(column)}"
+        for column in checked
+        if column in suite.derived
+    )
+    return f"select {raw}{typed} from (select distinct {raw} from ({sql}) as frame_) as values_"
 
 
-def _validate_distinct(
+def _value_frames(
+    con: duckdb.DuckDBPyConnection, queries: dict[tuple[str, ...], str]
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Each group's distinct values (`_values_sql`), as pandas frames of about
+    VALUE_CHUNK_ROWS."""
+    for key, query in queries.items():
+        for frame in _frames(con.sql(query), VALUE_CHUNK_ROWS):
+            yield key, frame
+
+
+def _validate_values(
     con: duckdb.DuckDBPyConnection,
     definition: Any,
     suite: TableSuite,
     sql: str,
-    column: str,
+    checked: tuple[str, ...],
+    sources: tuple[str, ...],
     indexes: list[int],
-    distinct: Any,
+    chunks: Iterable[Any],
 ) -> list[ExpectationFailure]:
-    """Validate a group of expectations on one text column on the column's distinct values
-    over every row checked (null once, if any row has none), and list the rows holding the
-    values GX found unexpected, in the rows' order, as GX itself lists them (the value, then
-    the row address).
+    """Validate a group of expectations on the distinct tuples of the raw columns they read
+    (null too, if any row has one), a chunk of tuples at a time, and list the rows holding the
+    tuples GX found unexpected, in the rows' order, as GX itself lists them (the checked
+    values, then the row address).
 
-    Every expectation on one column looks at one value at a time (not null, a pattern, a set),
-    so a value fails on every row that holds it, and on distinct values GX's regex runs once
-    per value instead of once per row: a month's timestamps are a few hundred texts in a
-    million rows, most number columns a few dozen. DuckDB finds the distinct values (and the
-    rows of a failing one) in the warehouse, so the text columns are never copied into pandas
-    and GX runs once per table, not once per chunk of rows."""
+    Every row-level expectation looks at one row only, so a tuple fails on every row that holds
+    it, and on distinct tuples GX runs once per tuple instead of once per row: a month's
+    timestamps are a few hundred texts in a million rows, its requests and capacities a few
+    dozen numbers. DuckDB finds the distinct tuples (and the rows of a failing one) in the
+    warehouse, so those columns are never copied into pandas row by row, and GX runs once per
+    table, not once per chunk of rows."""
     import numpy as np
 
-    distinct.insert(0, _VALUE_ID, np.arange(len(distinct)))
+    failed: dict[int, Any] = {}  # spec index: GX's outcome (one with failing values, if any)
+    failing: dict[int, list[dict[str, str | None]]] = {}  # spec index: the failing tuples
+    for chunk in chunks:
+        chunk.insert(0, _VALUE_ID, np.arange(len(chunk)))
+        narrow = chunk[[_VALUE_ID, *dict.fromkeys(checked)]]
+        for outcome in _validate_group(definition, suite, indexes, narrow, [_VALUE_ID]):
+            if outcome.success:
+                continue
+            index = outcome.expectation_config.meta["spec_index"]
+            listed = (outcome.result or {}).get("unexpected_index_list") or []
+            ids = [item[_VALUE_ID] for item in listed if isinstance(item, dict)]
+            if ids:
+                tuples = chunk.loc[chunk[_VALUE_ID].isin(ids), list(sources)]
+                failing.setdefault(index, []).extend(
+                    {name: _text(value) for name, value in row.items()}
+                    for row in tuples.to_dict("records")
+                )
+            if ids or index not in failed:
+                failed[index] = outcome
 
-    def rows_of(details: dict[str, Any]) -> list[dict[str, Any]]:
-        ids = [item[_VALUE_ID] for item in details["unexpected_index_list"]]
-        failing = distinct.loc[distinct[_VALUE_ID].isin(ids), column]
-        values = [value for value in failing if isinstance(value, str)]
-        null = f" or frame_.{ident(column)} is null" if len(values) < len(failing) else ""
-        address = ", ".join(ident(name) for name in ROW_ADDRESS)
-        rows = con.sql(
-            f"select {ident(column)}, {address} from ({sql}) as frame_ "
-            f"where list_contains(?, frame_.{ident(column)}){null}",
-            params=[values],
-        ).to_arrow_table()
-        return _to_pandas(rows).to_dict("records")
+    struct = ", ".join(f"{lit(name)}: frame_.{ident(name)}" for name in sources)
+    struct_type = ", ".join(f"{ident(name)} varchar" for name in sources)
+    select = ", ".join(f"frame_.{ident(name)}" for name in [*dict.fromkeys(checked), *ROW_ADDRESS])
 
-    results = _validate_group(definition, suite, indexes, distinct, [_VALUE_ID])
-    return _failures(suite, [(outcome, rows_of) for outcome in results])
+    def rows_of(index: int) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+        def rows(_details: dict[str, Any]) -> list[dict[str, Any]]:
+            found = con.sql(
+                f"select {select} from ({sql}) as frame_ "
+                f"where list_contains(?::struct({struct_type})[], {{{struct}}})",
+                params=[failing[index]],
+            ).to_arrow_table()
+            return _to_pandas(found).to_dict("records")
+
+        return rows
+
+    return _failures(suite, [(outcome, rows_of(index)) for index, outcome in failed.items()])
 
 
 def _failures(
@@ -445,16 +578,47 @@ def validate_raw_tables(
         )
         relation = con.sql(sql)
         groups = _Groups.of(suite, relation)
-        read = list(ROW_ADDRESS)
+        groups.move_few_valued(con, suite, sql, relation.columns)
+        failures: dict[tuple[str, str | None, str], ExpectationFailure] = {}
+        definition = None
+        # The groups on distinct values first: DuckDB finds each group's values (on a cursor of
+        # its own, up to _READ_AHEAD_VALUES groups ahead) while GX is imported, then while GX
+        # validates the group before.
+        sources = {checked: _sources(suite, checked, relation.columns) for checked in groups.values}
+        queries = {
+            checked: _values_sql(suite, sql, checked, group_sources)
+            for checked, group_sources in sources.items()
+            if group_sources is not None
+        }
+        reader = con.cursor()
+        values = _read_ahead(_value_frames(reader, queries), ahead=_READ_AHEAD_VALUES)
+        try:
+            for checked, chunks in groupby(values, key=itemgetter(0)):
+                context = context or _gx_context(load_gx)
+                definition = definition or _batch_definition(context, suite)
+                for failure in _validate_values(
+                    con,
+                    definition,
+                    suite,
+                    sql,
+                    checked,
+                    sources[checked],
+                    groups.values[checked],
+                    (frame for _, frame in chunks),
+                ):
+                    _merge(failures, failure)
+        finally:
+            values.close()
+            reader.close()
+        read = list(ROW_INDEX)
         read += ["_file_hash"] if fingerprint is not None else []
         read += [name for name in groups.row_columns(relation.columns) if name not in read]
         rows_sql = f"select {', '.join(ident(name) for name in read)} from ({sql}) as frame_"
-        failures: dict[tuple[str, str | None, str], ExpectationFailure] = {}
         files = []
-        definition = None
         # The rows in chunks of CHUNK_ROWS, so that memory does not grow with the table (a
         # month of a thousand nodes is tens of millions of rows); every row-level expectation
         # looks at one row, so the chunks' failures add up to the whole frame's.
+        days_of = _days_of(con, suite)
         stream = con.cursor()
         frames = _read_ahead(_frames(stream.sql(rows_sql)))
         try:
@@ -462,7 +626,7 @@ def validate_raw_tables(
                 validation.rows_checked += len(frame)
                 context = context or _gx_context(load_gx)
                 definition = definition or _batch_definition(context, suite)
-                for failure in _validate_rows(definition, suite, groups.rows, frame):
+                for failure in _validate_rows(definition, suite, groups.rows, frame, days_of):
                     _merge(failures, failure)
                 if fingerprint is not None:
                     files.append(frame[["_source_file", "_file_hash"]].drop_duplicates())
@@ -473,21 +637,7 @@ def validate_raw_tables(
             stream.close()
             _release_table_memory()
         if validation.rows_checked:
-            found = _validate_table(definition, suite, groups.table, relation.columns)
-            # each column's distinct values read (by DuckDB, on a cursor of their own) while
-            # GX validates the column before
-            reader = con.cursor()
-            values = _read_ahead(_distinct_values(reader, sql, list(groups.distinct)))
-            try:
-                for column, distinct in values:
-                    indexes = groups.distinct[column]
-                    found += _validate_distinct(
-                        con, definition, suite, sql, column, indexes, distinct
-                    )
-            finally:
-                values.close()
-                reader.close()
-            for failure in found:
+            for failure in _validate_table(definition, suite, groups.table, relation.columns):
                 _merge(failures, failure)
         # one currency per billing account: across rows and files, and depending on the
         # configuration's currency and exchange rates, so over every line, on every run
@@ -522,6 +672,8 @@ def _validated_hashes(
 
 # Rows of a frame validated at once (at least; whole Arrow batches).
 CHUNK_ROWS = 1_048_576
+# Distinct values validated at once (a column of a month's usage holds millions of them).
+VALUE_CHUNK_ROWS = 1_048_576
 
 
 def _release_frame_memory() -> None:
@@ -579,7 +731,7 @@ def _to_pandas(table: Any) -> Any:
     return table.to_pandas(types_mapper=types.get, date_as_object=False)
 
 
-def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
+def _frames(query: duckdb.DuckDBPyRelation, chunk_rows: int | None = None) -> Iterator[Any]:
     """The query's rows as pandas frames (`_to_pandas`) of about CHUNK_ROWS rows, streamed
     through Arrow (half the time of DuckDB's own pandas conversion; a relation's reader makes
     no extra copy of the rows, where an executed cursor's would)."""
@@ -587,10 +739,11 @@ def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
 
     batches: list[Any] = []
     rows = 0
-    for batch in query.to_arrow_reader(CHUNK_ROWS):
+    chunk_rows = chunk_rows or CHUNK_ROWS
+    for batch in query.to_arrow_reader(chunk_rows):
         batches.append(batch)
         rows += batch.num_rows
-        if rows >= CHUNK_ROWS:
+        if rows >= chunk_rows:
             yield _to_pandas(pa.Table.from_batches(batches))
             batches, rows = [], 0
     if rows:
@@ -598,17 +751,18 @@ def _frames(query: duckdb.DuckDBPyRelation) -> Iterator[Any]:
 
 
 _READ_AHEAD_FRAMES = 1  # frames read and waiting while one is validated
+_READ_AHEAD_VALUES = 8  # groups' distinct values waiting (most are a few values)
 _DONE = object()
 
 
-def _read_ahead(frames: Iterator[Any]) -> Iterator[Any]:
+def _read_ahead(frames: Iterator[Any], ahead: int = _READ_AHEAD_FRAMES) -> Iterator[Any]:
     """The frames of `frames`, the next one read in a thread while the caller validates this
     one: DuckDB's scan and Arrow's conversion to pandas let go of the GIL, so they run on the
     second core while GX runs on the first (a month of a thousand nodes: 4.8 s of reading
-    beside 12 s of GX). Memory stays bounded: at most one frame waiting and one being read.
+    beside 12 s of GX). Memory stays bounded: at most `ahead` frames waiting and one being read.
     A failure in the reading thread is raised here; when the caller stops early the thread
     stops after the frame it is reading."""
-    waiting: queue.Queue[Any] = queue.Queue(maxsize=_READ_AHEAD_FRAMES)
+    waiting: queue.Queue[Any] = queue.Queue(maxsize=ahead)
     stop = threading.Event()
 
     def read() -> None:
