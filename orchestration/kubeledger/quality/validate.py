@@ -231,11 +231,12 @@ def _expectation_columns(spec: ExpectationSpec) -> tuple[str, ...]:
 @dataclass
 class _Groups:
     """A suite's expectations (their indexes) by how they run: the table-level ones, those on
-    distinct values (each group keyed by the columns it checks), and the others on the rows,
-    by their columns."""
+    distinct values (each group keyed by the columns it checks, `sources` the raw columns
+    whose distinct tuples it runs on), and the others on the rows, by their columns."""
 
     table: list[int] = field(default_factory=list)
     values: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
+    sources: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
     rows: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
 
     @classmethod
@@ -252,8 +253,13 @@ class _Groups:
             columns = _expectation_columns(spec)
             if not columns:
                 groups.table.append(index)
-            elif len(columns) == 1 and columns[0] in text and _sources(suite, columns, text):
+            elif (
+                len(columns) == 1
+                and columns[0] in text
+                and (sources := _sources(suite, columns, text))
+            ):
                 groups.values.setdefault(columns, []).append(index)
+                groups.sources[columns] = sources
             else:
                 groups.rows.setdefault(columns, []).append(index)
         return groups
@@ -284,6 +290,7 @@ class _Groups:
         for columns, count in zip(candidates, distinct, strict=True):
             if count <= rows * FEW_VALUES_SHARE:
                 self.values[columns] = self.rows.pop(columns)
+                self.sources[columns] = candidates[columns]
 
     def row_columns(self, present: list[str]) -> list[str]:
         """The columns the rules on rows read, of those the table has."""
@@ -584,11 +591,9 @@ def validate_raw_tables(
         # The groups on distinct values first: DuckDB finds each group's values (on a cursor of
         # its own, up to _READ_AHEAD_VALUES groups ahead) while GX is imported, then while GX
         # validates the group before.
-        sources = {checked: _sources(suite, checked, relation.columns) for checked in groups.values}
         queries = {
-            checked: _values_sql(suite, sql, checked, group_sources)
-            for checked, group_sources in sources.items()
-            if group_sources is not None
+            checked: _values_sql(suite, sql, checked, sources)
+            for checked, sources in groups.sources.items()
         }
         reader = con.cursor()
         values = _read_ahead(_value_frames(reader, queries), ahead=_READ_AHEAD_VALUES)
@@ -602,7 +607,7 @@ def validate_raw_tables(
                     suite,
                     sql,
                     checked,
-                    sources[checked],
+                    groups.sources[checked],
                     groups.values[checked],
                     (frame for _, frame in chunks),
                 ):
