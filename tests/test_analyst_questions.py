@@ -376,6 +376,32 @@ def test_what_team_payments_pays_and_why(warehouse):
     assert onprem_storage[8] == Decimal("3.00") + Decimal("0.60")
 
 
+# --- Cost by label: a pod-day's `labels` ------------------------------------------------------
+
+
+def test_a_pod_days_labels_are_its_normalized_labels_in_key_order(warehouse):
+    """`fct_pod_costs_daily.labels` (what `labels['app']` groups by) holds exactly the
+    pod-day's normalized labels, keys in ascending order, whatever order the labels came in."""
+    pairs = query(
+        warehouse,
+        "select cluster_id, usage_date, namespace, pod, label_key, label_value "
+        "from intermediate.int_pod_labels_daily",
+    )
+    expected: dict[tuple, list[tuple[str, str]]] = defaultdict(list)
+    for *pod_day, key, value in pairs:
+        expected[tuple(pod_day)].append((key, value))
+    rows = query(
+        warehouse,
+        "select cluster_id, usage_date, namespace, pod, labels from marts.fct_pod_costs_daily",
+    )
+    labelled = {tuple(pod_day): labels for *pod_day, labels in rows if labels}
+    assert labelled.keys() == expected.keys()
+    several = [pod_day for pod_day, labels in labelled.items() if len(labels) > 2]
+    assert len(several) > 100  # enough pods with several labels to show the order
+    for pod_day, labels in labelled.items():
+        assert list(labels.items()) == sorted(expected[pod_day]), pod_day
+
+
 @pytest.mark.parametrize(
     "name",
     [
