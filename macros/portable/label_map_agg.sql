@@ -1,4 +1,4 @@
-{#- Aggregates key/value rows into one map column (a pod's labels). -#}
+{#- Aggregates key/value rows into one map column (a pod's labels: int_pod_label_maps_daily). -#}
 {% macro label_map_agg(key_column, value_column) -%}
     {{ return(adapter.dispatch('label_map_agg', 'kubeledger')(key_column, value_column)) }}
 {%- endmacro %}

@@ -63,10 +63,9 @@ labels as (
         usage_date,
         namespace,
         pod,
-        {{ label_map_agg('label_key', 'label_value') }} as labels
-    from {{ ref('int_pod_labels_daily') }}
+        labels
+    from {{ ref('int_pod_label_maps_daily') }}
     where {{ day_range_filter('usage_date') }}
-    group by cluster_id, usage_date, namespace, pod
 ),
 
 final as (
